@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def cases() -> dict[str, dict[str, Any]]:
     """Named arguments of typical calls."""
-    python = (REPO / "hermes_core" / "dispatch.py").read_text(encoding="utf-8")
+    python = (REPO / "hermes_core" / "_dispatch.py").read_text(encoding="utf-8")
     yaml = "db:\n  host: db.example\n  port: 5432\nname: demo\n" * 20
     return {
         "read_file path": {"path": "src/hermes_core/_dispatch.py", "offset": 10, "limit": 200},

@@ -201,6 +201,16 @@ _KEY_WORD_PREFIXES: Final = (
 )
 """What a secret word is glued to in a lower-case key: ``apikey``, ``accesstoken``,
 ``secretkey``, ``dbpass``."""
+_GLUED_SECRET_KEYS: Final = frozenset({"sessionid", "jsessionid", "phpsessid"})
+"""Session cookies' names, whole words of one key (Django's, Java's, PHP's)."""
+_ABOUT_A_SECRET: Final = frozenset(
+    {
+        *("count", "type", "hint", "length", "size", "limit", "expiry", "expires", "ttl"),
+        *("name", "url", "uri", "endpoint", "format", "version", "method", "mode"),
+    }
+)
+"""A last word that makes the value something told of a secret, not the secret:
+``session_count``, ``token_type``, ``token_type_hint``, ``auth_method``, ``token_url``."""
 
 
 @functools.lru_cache(maxsize=1024)
@@ -211,12 +221,16 @@ def secret_query_key(key: str) -> bool:
     ``authorization``, ``jwt``, ``session``, ``sig``, ``signature``, ``cookie``), or one glued
     to one of :data:`_KEY_WORD_PREFIXES` (``apikey``, ``secretkey``, ``dbpass``), or the key is
     ``code`` (an Azure Functions key, an OAuth code). A word that only ends like one is none:
-    ``monkey``, ``bypass``, ``max_tokens``, ``zip_code``."""
+    ``monkey``, ``bypass``, ``max_tokens``, ``zip_code``; nor a key whose last word says what
+    of a secret its value tells (``session_count``, ``token_type``, ``auth_method``). A
+    session cookie's name (``sessionid``, ``PHPSESSID``) is one."""
     if key.lower() == "code":
         return True
-    for word in _KEY_WORD.findall(key):
-        word = word.lower()
-        if word in _SECRET_KEY_WORDS:
+    words = [word.lower() for word in _KEY_WORD.findall(key)]
+    if len(words) > 1 and words[-1] in _ABOUT_A_SECRET:
+        return False
+    for word in words:
+        if word in _SECRET_KEY_WORDS or word in _GLUED_SECRET_KEYS:
             return True
         for prefix in _KEY_WORD_PREFIXES:
             if word.startswith(prefix) and word[len(prefix) :] in _SECRET_KEY_WORDS:

@@ -37,12 +37,33 @@ __all__ = [
 SAFE_PATH: Final = "PYTHONSAFEPATH"
 """Python's variable that keeps the working directory off ``sys.path`` (``-P``)."""
 
-_PYTHON = re.compile(r"python[0-9.]*")
+_PYTHON = re.compile(r"(?i)(?:python[0-9.]*|py)(?:\.exe)?")
+_ENV: Final = frozenset({"env", "env.exe"})
+_ENV_TAKING_VALUE: Final = frozenset({"-u", "--unset", "-C", "--chdir"})
 
 
 def is_python(command: str) -> bool:
-    """Whether ``command`` names a Python (``python``, ``python3``, ``/x/python3.12``)."""
+    """Whether ``command`` names a Python (``python``, ``python3``, ``/x/python3.12``,
+    ``python.exe``, Windows' launcher ``py``)."""
     return _PYTHON.fullmatch(PurePath(command).name) is not None
+
+
+def _run_by_env(command: str, args: Sequence[str]) -> tuple[str, Sequence[str]]:
+    """The command ``env`` runs and its arguments (``env -u X A=1 python3 -m server``: ``python3``
+    with ``-m server``), after its options and variables; ``command`` and ``args`` as they
+    are for another command."""
+    if PurePath(command).name not in _ENV:
+        return command, args
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg in _ENV_TAKING_VALUE:
+            rest = rest[1:]
+        elif arg == "--":
+            break
+        elif not arg.startswith("-") and "=" not in arg:
+            return arg, rest
+    return (rest[0], rest[1:]) if rest else (command, args)
 
 
 def find_command(command: str, path: str | None) -> str:
@@ -64,7 +85,9 @@ def imports_from_working_directory(command: str, args: Sequence[str]) -> bool:
     """Whether the Python ``command`` run with ``args`` puts its working directory first on
     ``sys.path``: it runs a module (``-m``), a string (``-c``) or its standard input. Not a
     script, whose own folder comes first instead, nor ``-P`` or ``-I``; ``False`` for a
-    command that is not a Python."""
+    command that is not a Python. A Python that ``env`` runs is one (``env A=1 python3 -m
+    server``)."""
+    command, args = _run_by_env(command, args)
     if not is_python(command):
         return False
     taking_value = False

@@ -149,19 +149,23 @@ def added_mcp_server(
 ) -> str | None:
     """Why ``tool``, which the registry lacks, is missing when it names a tool of an MCP server
     that ``config_path`` holds now and ``servers`` (those of the configuration the host read)
-    do not: added since the host started; ``None`` otherwise."""
+    do not: added since the host started (and disabled, when it is); ``None`` otherwise."""
     if config_path is None or not tool.startswith("mcp__"):
         return None
     running = set(servers)
     config = _file_now(config_path, env)
     if config is None:
         return None
-    for server in config.mcp_servers:
-        if server not in running and may_name_a_tool_of(tool, server):
+    for server, entry in config.mcp_servers.items():
+        if server in running or not may_name_a_tool_of(tool, server):
+            continue
+        added = f"{tool!r} would be a tool of the MCP server {server!r}, added to {config_path}"
+        if not entry.enabled:
             return (
-                f"{tool!r} would be a tool of the MCP server {server!r}, added to {config_path} "
-                f"since this hermes started: it connects {_NEXT_START}"
+                f"{added} since this hermes started, and disabled there "
+                f"(mcp_servers.{server}.enabled is false)"
             )
+        return f"{added} since this hermes started: it connects {_NEXT_START}"
     return None
 
 

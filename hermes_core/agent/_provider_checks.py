@@ -70,16 +70,24 @@ class _FactoryContext(Protocol):
 
 @dataclass(frozen=True)
 class VendorSdk:
-    """A model provider over its vendor's SDK, an install extra of ``hermes-core-agent``
-    (the bundled ``openai`` and ``anthropic``): ``name`` is the provider's, the SDK's
-    import name and the extra's; its key is read from ``model.api_key_env``, else
-    ``key_variable``, and :func:`require_vendor_key` gets ``sdk_base_url_variable`` and
-    ``local_example``. What the provider's factory and its ``ready`` check refuse alike."""
+    """A model provider over its vendor's SDK: ``name`` is the provider's; ``module`` the
+    SDK's import name and ``install`` what ``pip install`` takes for it (by default both
+    ``name``, and the extra ``hermes-core-agent[name]``: the bundled ``openai`` and
+    ``anthropic``; a third party's ``gemini`` gives ``google.genai`` and ``google-genai``).
+    Its key is read from ``model.api_key_env``, else ``key_variable``, and
+    :func:`require_vendor_key` gets ``sdk_base_url_variable`` and ``local_example``. What the
+    provider's factory and its ``ready`` check refuse alike."""
 
     name: str
     key_variable: str
     sdk_base_url_variable: str
     local_example: str
+    module: str = ""
+    install: str = ""
+
+    @property
+    def _module(self) -> str:
+        return self.module or self.name
 
     def settings(self, context: _FactoryContext) -> ModelSettings:
         """The ``model`` section ``context`` holds; a ``ValueError`` when it holds none."""
@@ -89,17 +97,21 @@ class VendorSdk:
 
     def missing(self, settings: ModelSettings) -> ModelError:
         """The error of the SDK not installed: it names the package and the pip command."""
+        install = self.install or f"hermes-core-agent[{self.name}]"
         return ModelError(
-            f"the {self.name} model provider needs the {self.name} package: "
-            f"pip install 'hermes-core-agent[{self.name}]'",
+            f"the {self.name} model provider needs the {self._module} package: "
+            f"pip install '{install}'",
             provider=self.name,
             model=settings.model,
         )
 
     def is_missing(self, error: ImportError) -> bool:
-        """Whether ``error`` (importing the provider's module) is the SDK's own, not installed,
-        rather than another module's."""
-        return error.name == self.name or (error.name or "").startswith(f"{self.name}.")
+        """Whether ``error`` (importing the provider's module) is the SDK's own, not installed
+        (or the namespace it is in), rather than another module's."""
+        missing, module = error.name or "", self._module
+        return bool(missing) and (
+            f"{module}.".startswith(f"{missing}.") or missing.startswith(f"{module}.")
+        )
 
     def key(self, context: _FactoryContext) -> str | None:
         """The key, refused (a ``ConfigError`` naming its variable) when the vendor's own API
@@ -119,7 +131,11 @@ class VendorSdk:
         """Refuse what the factory would (the SDK not installed: :meth:`missing`; no key),
         without importing the SDK: ``hermes doctor --offline``'s check."""
         settings = self.settings(context)
-        if importlib.util.find_spec(self.name) is None:
+        try:
+            found = importlib.util.find_spec(self._module)
+        except ModuleNotFoundError:  # a namespace it is in (``google`` of ``google.genai``)
+            found = None
+        if found is None:
             raise self.missing(settings)
         self.key(context)
 

@@ -332,6 +332,26 @@ def test_the_users_python_m_server_never_imports_a_module_the_project_plants(
         assert "UTC" in result.text_content
 
 
+@pytest.mark.subprocess
+def test_the_users_python_m_server_started_through_env_never_imports_a_module_the_project_plants(
+    places: dict[str, Path],
+) -> None:
+    # `command: env, args: [FOO=1, python3, -m, mcp_server_time]` is the same Python with a
+    # variable set: it got no PYTHONSAFEPATH, and ran the repository's mcp_server_time.py.
+    marker = places["user_home"] / "planted-module-ran"
+    (places["project"] / "mcp_server_time.py").write_text(PLANTED_MODULE.format(marker=str(marker)))
+    home = places["user_home"] / ".hermes"
+    home.mkdir()
+    args = ["TZ=UTC", sys.executable, "-m", "mcp_server_time"]
+    server = {"command": "env", "args": args, "connect_timeout": 30}
+    host = Host(policy_off(mcp_servers={"time": server}), environment(places, home))
+
+    result = call(host, "mcp__time__get_current_time", {"timezone": "UTC"})
+
+    assert not marker.exists()
+    assert result.error_code is None, result.text_content
+
+
 def plant_npm_package(project: Path, name: str, marker: Path) -> None:
     """A package ``name`` in the project's ``node_modules``, whose command touches ``marker``."""
     package = project / "node_modules" / name
@@ -418,6 +438,12 @@ def test_which_python_runs_put_the_working_directory_first_on_sys_path(
 
     assert imports_from_working_directory("/usr/bin/python3.12", args) is imports
     assert imports_from_working_directory("node", args) is False
+    # The same Python through a launcher: `env` (options, variables), Windows' `py`.
+    assert imports_from_working_directory("/usr/bin/env", ["python3", *args]) is imports
+    assert imports_from_working_directory("env", ["-u", "X", "A=1", "python3", *args]) is imports
+    assert imports_from_working_directory("env", ["node", *args]) is False
+    assert imports_from_working_directory("python.exe", args) is imports
+    assert imports_from_working_directory("py", ["-3.12", *args]) is imports
 
 
 @pytest.mark.subprocess

@@ -51,6 +51,11 @@ SECRET_KEYS = (
     "oauthtoken",
     "dbpass",
     "userpassword",
+    "sessionid",
+    "PHPSESSID",
+    "jsessionid",
+    "session_token",
+    "X-Amz-Security-Token",
 )
 """Keys whose value is a secret."""
 
@@ -71,9 +76,16 @@ PLAIN_KEYS = (
     "zip_code",
     "country_code",
     "page",
+    "session_count",
+    "token_type",
+    "token_type_hint",
+    "key_length",
+    "auth_method",
+    "token_url",
 )
-"""Keys whose value is not: words that only end or begin like a secret word, and ``code`` in a
-longer name (``zip_code``)."""
+"""Keys whose value is not: words that only end or begin like a secret word, ``code`` in a
+longer name (``zip_code``), and a secret word followed by one saying what of it the value
+tells (``session_count``, ``token_type``)."""
 
 VALUE = "v4lue-x9"
 

@@ -2,7 +2,8 @@
 ``KeyboardInterrupt`` or a ``BaseException`` of its own, and a ``tool_call`` whose ``calls`` is
 a JSON string nested deeper than Python parses. Each is an error result; the next call is
 served. A tool whose plugin is not loaded is explained, also once the plugin was enabled after
-serve started."""
+serve started; an MCP server added since is said to connect at the next start, unless it is
+added disabled."""
 
 from __future__ import annotations
 
@@ -150,3 +151,28 @@ def test_an_mcp_server_added_while_serve_runs_is_said_to_connect_at_its_next_sta
         "(restart this hermes; for hermes serve, restart or reconnect its server in your MCP "
         "client)"
     ) in text_of(result)
+
+
+def test_an_mcp_server_added_disabled_while_serve_runs_is_not_said_to_connect(
+    served: ServeHome,
+) -> None:
+    # Added with `enabled: false`, the server was still said to connect at the next start.
+    served.write_config()
+
+    async def main() -> mcp_types.CallToolResult:
+        async with in_process(served) as client:
+            box = {"command": sys.executable, "args": [str(TOOLBOX_SERVER)], "enabled": False}
+            served.write_config(mcp_servers={"box": box})
+            return await client.call_tool(
+                "tool_call", {"name": "mcp__box__echo", "arguments": {"text": "hi"}}
+            )
+
+    result = anyio.run(main)
+    assert result.is_error is True
+    text = text_of(result)
+    assert "it connects at hermes' next start" not in text
+    assert (
+        f"'mcp__box__echo' would be a tool of the MCP server 'box', added to "
+        f"{served.config_path} since this hermes started, and disabled there "
+        "(mcp_servers.box.enabled is false)"
+    ) in text
