@@ -11,6 +11,7 @@ import pytest
 from acp_client import RecordingClient, serving
 
 from hermes_core import Environment
+from hermes_core._acp.toolcalls import fenced
 from hermes_core.testing import FakeModelProvider, fake_turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
@@ -88,5 +89,5 @@ async def test_a_command_in_the_editors_terminal_shows_its_output_there_only(
         finished, ("from-the-editor", "went-wrong"), (0, 3), strict=True
     ):
         assert [item.type for item in update.content] == ["terminal", "content"]
-        assert _texts(update.content) == [f"[exit code: {code}]"]
+        assert _texts(update.content) == [fenced(f"[exit code: {code}]")]
         assert not any(output in text for text in _texts(update.content))
