@@ -89,3 +89,26 @@ async def test_a_failed_call_and_a_read_file_are_fenced(acp_env: Environment) ->
     read, failed = (_texts(update.content) for update in ends)
     assert "# Title\n\n* item" in _unfenced(read[0])[1]
     assert "missing_file_*.md" in _unfenced(failed[0])[1]
+
+
+async def test_a_title_shows_its_command_and_path_as_code(acp_env: Environment) -> None:
+    """Zed renders a call's title as Markdown too: the command and the path it names go in a
+    code span, whose backticks outnumber any run inside (padded when it starts or ends with
+    one), so ``a*b*c`` keeps its stars and a backtick of the command stays shown."""
+    (acp_env.cwd / "a_b_*.txt").write_text("x\n", encoding="utf-8")
+    model = FakeModelProvider.scripted(
+        fake_turn(
+            "",
+            ("terminal", {"command": "echo a*b*c `whoami`"}),
+            ("read_file", {"path": "a_b_*.txt"}),
+        ),
+        "Done.",
+    )
+    async with serving(acp_env, model) as served:
+        session_id = await served.start(acp_env.cwd)
+        await served.say(session_id, "go")
+        client = served.client
+    titles = [u.title for u in client.updates if u.session_update == "tool_call"]
+    assert titles == ["terminal: `` echo a*b*c `whoami` ``", "read_file `a_b_*.txt`"]
+    [(asked, _options)] = client.permissions
+    assert asked.title == titles[0]
