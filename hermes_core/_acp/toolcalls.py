@@ -121,16 +121,17 @@ def absolute(cwd: Path, raw: str) -> str:
 
 
 def title_of(tools: tuple[str, ...], entries: list[tuple[str, dict[str, Any]]]) -> str:
-    """What the editor shows for a call: the real tool and the command or path it acts on,
-    non-printable characters escaped (a carriage return must not hide the end of a command)."""
+    """What the editor shows for a call: the real tool and the command or path it acts on (in
+    a code span: the title is Markdown too), non-printable characters escaped (a carriage
+    return must not hide the end of a command)."""
     parts = []
     for name, arguments in entries:
         command = arguments.get("command")
         path = next((arguments[key] for key in _PATH_ARGUMENTS if key in arguments), None)
         if isinstance(command, str) and command:
-            parts.append(f"{name}: {command}")
+            parts.append(f"{name}: {code_span(command)}")
         elif isinstance(path, str) and path:
-            parts.append(f"{name} {path}")
+            parts.append(f"{name} {code_span(path)}")
         elif name == "tool_search" and _queries(arguments):
             parts.append(f"{name}: {_queries(arguments)}")
         else:
@@ -216,6 +217,16 @@ def command_line(arguments: dict[str, Any]) -> str | None:
     none."""
     command = arguments.get("command")
     return fenced(f"$ {command}") if isinstance(command, str) else None
+
+
+def code_span(text: str) -> str:
+    """``text`` as a Markdown code span, shown as written on one line: its backticks outnumber
+    every run of them in ``text`` (CommonMark closes a span only on a run of the same length),
+    with a space inside each end when ``text`` starts or ends with a backtick or a space."""
+    runs = {len(run) for run in re.findall(r"`+", text)}
+    ticks = "`" * next(n for n in range(1, len(runs) + 2) if n not in runs)
+    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def fenced(text: str, language: str = "") -> str:

@@ -48,7 +48,7 @@ async def test_a_call_through_tool_call_shows_the_real_tool_and_its_arguments_li
     assert answer.stop_reason == "end_turn"
     assert all("alpha" in request.messages[-1].content for request in model.requests[1:])
     assert [(s.title, s.kind, s.raw_input) for s in live] == [
-        ("read_file notes.txt", "read", real)
+        ("read_file `notes.txt`", "read", real)
     ] * 4
     async with serving(acp_env, FakeModelProvider.scripted("Loaded."), config=DEFERRED) as served:
         await served.start(acp_env.cwd)

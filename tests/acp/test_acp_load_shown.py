@@ -158,7 +158,7 @@ async def test_a_write_through_tool_call_is_loaded_as_a_direct_write_is(
     shown, replayed = _calls(live.updates), _calls(loaded.updates)
     assert [call["status"] for call in shown] == ["completed"] * 2, shown
     created, replaced = shown
-    assert created["title"] == "write_file notes.md"
+    assert created["title"] == "write_file `notes.md`"
     assert created["kind"] == "edit"
     assert [item["type"] for item in created["content"]] == ["diff", "content"]
     assert created["content"][0].get("old_text") is None  # a new file
