@@ -240,3 +240,22 @@ async def test_a_client_that_fails_a_read_or_a_write_is_named_with_its_reason(
     assert "the buffer is read-only" in read
     assert write.startswith("write_file: the client could not write no-such-dir/new.txt: ")
     assert "No such file or directory" in write
+
+
+async def test_a_write_through_the_client_into_a_new_directory_is_made_as_hermes_makes_it(
+    acp_env: Environment,
+) -> None:
+    """hermes' own ``write_file`` creates the missing directories; through the editor (which
+    may not: ``fs/write_text_file`` only writes a file) the model reads the same result."""
+    model = FakeModelProvider.scripted(
+        fake_turn("", ("write_file", {"path": "new dir/sub/notes.md", "content": "# N\n"})),
+        "Written.",
+    )
+    client = _editor()
+    async with serving(acp_env, model, client=client) as served:
+        session_id = await served.start(acp_env.cwd)
+        await served.say(session_id, "write notes")
+    target = acp_env.cwd / "new dir" / "sub" / "notes.md"
+    assert client.requests == [("fs/write_text_file", {"path": str(target), "content": "# N\n"})]
+    assert target.read_text(encoding="utf-8") == "# N\n"
+    assert "created new dir/sub/notes.md" in model.requests[1].messages[-1].content
