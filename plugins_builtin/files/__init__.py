@@ -282,6 +282,8 @@ class FileTools:
             return await anyio.to_thread.run_sync(self._write_here, session, path, content)
         try:
             target, existed = self._write_target(session, path)
+            # As a write here makes them: fs/write_text_file only writes the file.
+            target.parent.mkdir(parents=True, exist_ok=True)
             await client.write_text(target, content)
         except (Refused, OSError) as exc:
             return _refused("write_file", exc)

@@ -210,11 +210,14 @@ async def _embedded(client: RecordingClient) -> None:
 
 
 class RefusingEditor(RecordingClient):
-    """An editor that fails ``fs/read_text_file`` as Zed's fails it: an internal error whose
-    ``data`` is the reason, as a string."""
+    """An editor that fails ``fs/read_text_file`` as Zed's fails it (an internal error whose
+    ``data`` is the reason, as a string) and ``fs/write_text_file`` as the Python SDK's does."""
 
     async def read_text_file(self, session_id: str, path: str, **kwargs: object) -> Any:
         raise acp.RequestError(-32603, "Internal error", f"{path}: the buffer is read-only")
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
+        raise OSError(f"{path}: no space left on the device")  # the SDK sends {"details"}
 
 
 async def test_a_client_that_fails_a_read_or_a_write_is_named_with_its_reason(
@@ -227,7 +230,7 @@ async def test_a_client_that_fails_a_read_or_a_write_is_named_with_its_reason(
         fake_turn(
             "",
             ("read_file", {"path": "notes.txt"}),
-            ("write_file", {"path": "no-such-dir/new.txt", "content": "x\n"}),
+            ("write_file", {"path": "new.txt", "content": "x\n"}),
         ),
         "Failed.",
     )
@@ -238,8 +241,8 @@ async def test_a_client_that_fails_a_read_or_a_write_is_named_with_its_reason(
     read, write = (message.content for message in model.requests[1].messages[-2:])
     assert read.startswith("read_file: the client could not read notes.txt: Internal error: ")
     assert "the buffer is read-only" in read
-    assert write.startswith("write_file: the client could not write no-such-dir/new.txt: ")
-    assert "No such file or directory" in write
+    assert write.startswith("write_file: the client could not write new.txt: Internal error: ")
+    assert "no space left on the device" in write
 
 
 async def test_a_write_through_the_client_into_a_new_directory_is_made_as_hermes_makes_it(
