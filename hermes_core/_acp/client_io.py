@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -29,6 +30,22 @@ if TYPE_CHECKING:
 
 _POLL_SECONDS: Final = 0.05
 """How often a running command looks at the session's interrupt (as the local terminal does)."""
+_REASON_CHARS: Final = 1_000
+"""The most of a client's failure told to the model (an editor's error data has no bound)."""
+
+
+def client_failure(exc: Exception) -> ClientIOError:
+    """What the client's failure says: its message and, for a JSON-RPC error, the reason in its
+    ``data`` (a string from Zed, ``{"details": ...}`` from the SDKs), which "Internal error"
+    alone leaves out; cut at :data:`_REASON_CHARS`."""
+    said = str(exc) or type(exc).__name__
+    data = getattr(exc, "data", None)
+    if isinstance(data, dict) and set(data) == {"details"}:
+        data = data["details"]
+    if data not in (None, "", {}):
+        reason = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+        said = f"{said}: {reason}"
+    return ClientIOError(said[:_REASON_CHARS])
 
 
 class AcpClientFiles:
@@ -44,7 +61,7 @@ class AcpClientFiles:
         try:
             answer = await self._client.read_text_file(session_id=self._session_id, path=str(path))
         except Exception as exc:  # the client refused, failed or left
-            raise ClientIOError(str(exc) or type(exc).__name__) from exc
+            raise client_failure(exc) from exc
         return answer.content
 
     async def write_text(self, path: Path, content: str) -> None:
@@ -54,7 +71,7 @@ class AcpClientFiles:
                 session_id=self._session_id, path=str(path), content=content
             )
         except Exception as exc:  # the client refused, failed or left
-            raise ClientIOError(str(exc) or type(exc).__name__) from exc
+            raise client_failure(exc) from exc
 
 
 class AcpClientTerminal:
@@ -97,7 +114,7 @@ class AcpClientTerminal:
                 output_byte_limit=output_limit,
             )
         except Exception as exc:
-            raise ClientIOError(str(exc) or type(exc).__name__) from exc
+            raise client_failure(exc) from exc
         terminal_id = created.terminal_id
         try:
             await self._show(tool_terminal_ref(terminal_id))
@@ -107,7 +124,7 @@ class AcpClientTerminal:
         except ClientIOError:
             raise
         except Exception as exc:
-            raise ClientIOError(str(exc) or type(exc).__name__) from exc
+            raise client_failure(exc) from exc
         finally:
             with contextlib.suppress(Exception):
                 await asyncio.shield(

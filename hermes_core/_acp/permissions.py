@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Final
 
 from hermes_core._acp.toolcalls import (
     child_call_id,
+    fenced,
     locations_of,
     started_content,
     title_of,
@@ -96,7 +97,7 @@ class AcpPermissionPrompt:
         from acp.schema import ToolCallUpdate
 
         entries = [(request.tool_name, dict(request.arguments))]
-        content: list[ToolContent] = [tool_content(text_block(question_text(request)))]
+        content: list[ToolContent] = [tool_content(text_block(fenced(question_text(request))))]
         content.extend(started_content(self._cwd, entries))
         tool_call = ToolCallUpdate(
             tool_call_id=_asking_call(request) or self._call_id(),

@@ -29,7 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from hermes_core._acp.toolcalls import call_start, child_call_id, command_lines, result_content
+from hermes_core._acp.toolcalls import (
+    call_start,
+    child_call_id,
+    command_lines,
+    fenced,
+    result_content,
+)
 from hermes_core._progress import ProgressReport, listening_to_progress, progress_sender
 from hermes_core._shown import printable
 from hermes_core.agent._events import (
@@ -291,6 +297,7 @@ class AcpSession:
     async def _child(self, event: ChildStarted | ChildFinished) -> None:
         """A subagent of ``delegate_task`` as a tool call of its own: started, then finished
         with its answer (its approvals name it: :func:`child_call_id`)."""
+        from acp import text_block, tool_content
         from acp.schema import ToolCallProgress, ToolCallStart
 
         call_id = child_call_id(event.label)
@@ -310,7 +317,8 @@ class AcpSession:
                 session_update="tool_call_update",
                 tool_call_id=call_id,
                 status="completed" if event.status.startswith("completed") else "failed",
-                content=result_content(f"[{event.status}]\n{event.text}") or None,
+                # The subagent's answer is Markdown a model wrote: shown as Markdown.
+                content=[tool_content(text_block(f"[{event.status}]\n{event.text}"))],
             )
         )
 
@@ -402,7 +410,7 @@ class AcpSession:
             said = f"{report.progress:g} of {report.total:g}"
         else:
             said = f"{report.progress:g}"
-        shown = [*self._shown.get(acp_id, []), tool_content(text_block(said))]
+        shown = [*self._shown.get(acp_id, []), tool_content(text_block(fenced(said)))]
         await self._update(
             ToolCallProgress(session_update="tool_call_update", tool_call_id=acp_id, content=shown)
         )

@@ -7,12 +7,15 @@ commands each its own way. Paths are made absolute
 against the session's working directory, so the editor can open them. A file write or a patch
 is shown as a diff, a shell command whole (until the editor's own terminal, embedded in the
 call, shows it), as it runs and once it has ended; a session loaded from its transcript shows
-its calls through the same :func:`call_start`.
+its calls through the same :func:`call_start`. An editor renders a call's texts as Markdown
+(Zed does), so what is shown as written (a command, code, a result) goes as a fenced code block
+(:func:`fenced`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -118,16 +121,17 @@ def absolute(cwd: Path, raw: str) -> str:
 
 
 def title_of(tools: tuple[str, ...], entries: list[tuple[str, dict[str, Any]]]) -> str:
-    """What the editor shows for a call: the real tool and the command or path it acts on,
-    non-printable characters escaped (a carriage return must not hide the end of a command)."""
+    """What the editor shows for a call: the real tool and the command or path it acts on (in
+    a code span: the title is Markdown too), non-printable characters escaped (a carriage
+    return must not hide the end of a command)."""
     parts = []
     for name, arguments in entries:
         command = arguments.get("command")
         path = next((arguments[key] for key in _PATH_ARGUMENTS if key in arguments), None)
         if isinstance(command, str) and command:
-            parts.append(f"{name}: {command}")
+            parts.append(f"{name}: {code_span(command)}")
         elif isinstance(path, str) and path:
-            parts.append(f"{name} {path}")
+            parts.append(f"{name} {code_span(path)}")
         elif name == "tool_search" and _queries(arguments):
             parts.append(f"{name}: {_queries(arguments)}")
         else:
@@ -194,7 +198,7 @@ def started_content(
             new_text = str(arguments.get("content", ""))
             if earlier is None:
                 said = f"{target}: its earlier text was not kept, so no diff; the text written:"
-                shown.append(tool_content(text_block(f"{said}\n{new_text}")))
+                shown.append(tool_content(text_block(f"{said}\n{fenced(new_text)}")))
             else:
                 shown.append(tool_diff_content(target, new_text, earlier(target)))
         elif name == "patch" and isinstance(path, str):
@@ -204,14 +208,36 @@ def started_content(
         elif (line := command_line(arguments)) is not None:
             shown.append(tool_content(text_block(line)))
         elif name == "execute_code" and isinstance(arguments.get("code"), str):
-            shown.append(tool_content(text_block(arguments["code"])))
+            shown.append(tool_content(text_block(fenced(arguments["code"], "python"))))
     return shown
 
 
 def command_line(arguments: dict[str, Any]) -> str | None:
-    """How a shell command is shown in its call (``$ cmd``); ``None`` when there is none."""
+    """How a shell command is shown in its call (``$ cmd``, fenced); ``None`` when there is
+    none."""
     command = arguments.get("command")
-    return f"$ {command}" if isinstance(command, str) else None
+    return fenced(f"$ {command}") if isinstance(command, str) else None
+
+
+def code_span(text: str) -> str:
+    """``text`` as a Markdown code span, shown as written on one line: its backticks outnumber
+    every run of them in ``text`` (CommonMark closes a span only on a run of the same length),
+    with a space inside each end when ``text`` starts or ends with a backtick or a space."""
+    runs = {len(run) for run in re.findall(r"`+", text)}
+    ticks = "`" * next(n for n in range(1, len(runs) + 2) if n not in runs)
+    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def fenced(text: str, language: str = "") -> str:
+    """``text`` as a Markdown fenced code block, which an editor shows as written: its line
+    breaks kept, and ``*``, ``_``, ``#`` or ``<b>`` in a command or a file not taken for
+    formatting (nor an approval's command shown with parts of it hidden). The fence is longer
+    than any run of backticks in ``text``, which cannot close it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    body = text.removesuffix("\n")
+    return f"{fence}{language}\n{body}\n{fence}"
 
 
 def command_lines(call: ModelToolCall) -> frozenset[str]:
@@ -263,7 +289,7 @@ def raw_input_of(entries: list[tuple[str, dict[str, Any]]]) -> Any:
 
 
 def result_content(text: str) -> list[ToolContent]:
-    """A finished call's text, as the model reads it."""
+    """A finished call's text, as the model reads it (:func:`fenced`)."""
     from acp import text_block, tool_content
 
-    return [tool_content(text_block(text))] if text else []
+    return [tool_content(text_block(fenced(text)))] if text else []

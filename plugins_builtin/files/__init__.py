@@ -206,7 +206,9 @@ class FileTools:
         except (Refused, OSError) as exc:
             return _refused("read_file", exc)
         except ClientIOError as exc:
-            return ToolResult.error("TOOL_ERROR", f"read_file: the client could not read: {exc}")
+            return ToolResult.error(
+                "TOOL_ERROR", f"read_file: the client could not read {path}: {exc}"
+            )
         return self._read_lines(session, target, io.BytesIO(data), offset, limit)
 
     def _read_here(self, session: Session, path: str, offset: int, limit: int) -> ToolResult:
@@ -280,11 +282,15 @@ class FileTools:
             return await anyio.to_thread.run_sync(self._write_here, session, path, content)
         try:
             target, existed = self._write_target(session, path)
+            # As a write here makes them: fs/write_text_file only writes the file.
+            target.parent.mkdir(parents=True, exist_ok=True)
             await client.write_text(target, content)
         except (Refused, OSError) as exc:
             return _refused("write_file", exc)
         except ClientIOError as exc:
-            return ToolResult.error("TOOL_ERROR", f"write_file: the client could not write: {exc}")
+            return ToolResult.error(
+                "TOOL_ERROR", f"write_file: the client could not write {path}: {exc}"
+            )
         return self._written(session, target, len(content.encode("utf-8")), existed)
 
     def _write_target(self, session: Session, path: str) -> tuple[Path, bool]:
@@ -335,7 +341,7 @@ class FileTools:
         except (Refused, OSError) as exc:
             return _refused("patch", exc)
         except ClientIOError as exc:
-            return ToolResult.error("TOOL_ERROR", f"patch: the client failed: {exc}")
+            return ToolResult.error("TOOL_ERROR", f"patch: the client could not edit {path}: {exc}")
         return self._patch_result(session, target, first_line, new_text)
 
     def _patch_here(self, session: Session, path: str, old_text: str, new_text: str) -> ToolResult:

@@ -41,7 +41,7 @@ async def test_a_permission_answer_decides_whether_the_command_runs(
     assert answer.stop_reason == "end_turn"
     assert (acp_env.cwd / "made.txt").exists() is runs
     [(tool_call, options)] = client.permissions
-    assert tool_call.title == f"terminal: {COMMAND}"
+    assert tool_call.title == f"terminal: `{COMMAND}`"
     assert tool_call.kind == "execute"
     assert COMMAND in tool_call.content[0].content.text
     assert tool_call.raw_input == {"command": COMMAND}
@@ -154,7 +154,7 @@ async def test_a_command_hiding_its_end_behind_a_carriage_return_is_shown_whole(
         session_id = await served.start(acp_env.cwd)
         await served.say(session_id, "run it")
     [(tool_call, _)] = client.permissions
-    assert tool_call.title == "terminal: echo harmless\\r; touch pwned.txt"
+    assert tool_call.title == "terminal: `echo harmless\\r; touch pwned.txt`"
     assert "\r" not in tool_call.content[0].content.text
     assert "touch pwned.txt" in tool_call.content[0].content.text
     assert not (acp_env.cwd / "pwned.txt").exists()

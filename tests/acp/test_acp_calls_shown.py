@@ -11,6 +11,7 @@ import pytest
 from acp_client import RecordingClient, serving
 
 from hermes_core import Environment
+from hermes_core._acp.toolcalls import fenced
 from hermes_core.testing import FakeModelProvider, fake_turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
@@ -47,7 +48,7 @@ async def test_a_call_through_tool_call_shows_the_real_tool_and_its_arguments_li
     assert answer.stop_reason == "end_turn"
     assert all("alpha" in request.messages[-1].content for request in model.requests[1:])
     assert [(s.title, s.kind, s.raw_input) for s in live] == [
-        ("read_file notes.txt", "read", real)
+        ("read_file `notes.txt`", "read", real)
     ] * 4
     async with serving(acp_env, FakeModelProvider.scripted("Loaded."), config=DEFERRED) as served:
         await served.start(acp_env.cwd)
@@ -88,5 +89,5 @@ async def test_a_command_in_the_editors_terminal_shows_its_output_there_only(
         finished, ("from-the-editor", "went-wrong"), (0, 3), strict=True
     ):
         assert [item.type for item in update.content] == ["terminal", "content"]
-        assert _texts(update.content) == [f"[exit code: {code}]"]
+        assert _texts(update.content) == [fenced(f"[exit code: {code}]")]
         assert not any(output in text for text in _texts(update.content))

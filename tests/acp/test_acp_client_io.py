@@ -6,6 +6,7 @@ the requests out on the real disk and with real processes."""
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from acp_client import RecordingClient, serving
@@ -13,6 +14,12 @@ from acp_client import RecordingClient, serving
 from hermes_core import Environment, Session
 from hermes_core.plugin import ActivityEvent, ToolCall, hookimpl
 from hermes_core.testing import FakeModelProvider, fake_turn
+from hermes_core.testing._imported import Imported
+
+if TYPE_CHECKING:
+    import acp
+else:  # imported at first use: every pytest worker collects this file
+    acp = Imported("acp")
 
 pytestmark = pytest.mark.anyio
 
@@ -200,3 +207,58 @@ async def _embedded(client: RecordingClient) -> None:
     ):
         await client.updated.wait()
         client.updated.clear()
+
+
+class RefusingEditor(RecordingClient):
+    """An editor that fails ``fs/read_text_file`` as Zed's fails it (an internal error whose
+    ``data`` is the reason, as a string) and ``fs/write_text_file`` as the Python SDK's does."""
+
+    async def read_text_file(self, session_id: str, path: str, **kwargs: object) -> Any:
+        raise acp.RequestError(-32603, "Internal error", f"{path}: the buffer is read-only")
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
+        raise OSError(f"{path}: no space left on the device")  # the SDK sends {"details"}
+
+
+async def test_a_client_that_fails_a_read_or_a_write_is_named_with_its_reason(
+    acp_env: Environment,
+) -> None:
+    """The reason the editor gives (JSON-RPC ``data``: a string from Zed, ``{"details"}`` from
+    the SDK) and the path reach the model and the person, not a bare "Internal error"."""
+    (acp_env.cwd / "notes.txt").write_text("alpha\n", encoding="utf-8")
+    model = FakeModelProvider.scripted(
+        fake_turn(
+            "",
+            ("read_file", {"path": "notes.txt"}),
+            ("write_file", {"path": "new.txt", "content": "x\n"}),
+        ),
+        "Failed.",
+    )
+    client = RefusingEditor(permission="once", fs=True)
+    async with serving(acp_env, model, client=client) as served:
+        session_id = await served.start(acp_env.cwd)
+        await served.say(session_id, "read and write")
+    read, write = (message.content for message in model.requests[1].messages[-2:])
+    assert read.startswith("read_file: the client could not read notes.txt: Internal error: ")
+    assert "the buffer is read-only" in read
+    assert write.startswith("write_file: the client could not write new.txt: Internal error: ")
+    assert "no space left on the device" in write
+
+
+async def test_a_write_through_the_client_into_a_new_directory_is_made_as_hermes_makes_it(
+    acp_env: Environment,
+) -> None:
+    """hermes' own ``write_file`` creates the missing directories; through the editor (which
+    may not: ``fs/write_text_file`` only writes a file) the model reads the same result."""
+    model = FakeModelProvider.scripted(
+        fake_turn("", ("write_file", {"path": "new dir/sub/notes.md", "content": "# N\n"})),
+        "Written.",
+    )
+    client = _editor()
+    async with serving(acp_env, model, client=client) as served:
+        session_id = await served.start(acp_env.cwd)
+        await served.say(session_id, "write notes")
+    target = acp_env.cwd / "new dir" / "sub" / "notes.md"
+    assert client.requests == [("fs/write_text_file", {"path": str(target), "content": "# N\n"})]
+    assert target.read_text(encoding="utf-8") == "# N\n"
+    assert "created new dir/sub/notes.md" in model.requests[1].messages[-1].content

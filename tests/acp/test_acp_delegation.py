@@ -61,7 +61,7 @@ async def test_a_subagent_is_a_tool_call_and_its_approval_names_it(
     [(asked, _)] = client.permissions
     assert asked.tool_call_id == "subagent-d1.1"
     assert "asked by d1.1" in asked.content[0].content.text
-    assert asked.title == f"terminal: {COMMAND}"
+    assert asked.title == f"terminal: `{COMMAND}`"
 
 
 async def test_cancel_while_a_background_delegation_runs_answers_cancelled_and_asks_no_more(

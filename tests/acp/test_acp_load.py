@@ -47,7 +47,7 @@ async def test_a_session_is_loaded_from_its_transcript_and_goes_on(acp_env: Envi
     ]
     assert replay[0].content.text == "What does notes.txt say?"
     call = replay[2]
-    assert (call.kind, call.status, call.title) == ("read", "completed", "read_file notes.txt")
+    assert (call.kind, call.status, call.title) == ("read", "completed", "read_file `notes.txt`")
     assert "alpha" in call.content[0].content.text
     assert replay[3].content.text == "It says alpha."
     assert answer.stop_reason == "end_turn"

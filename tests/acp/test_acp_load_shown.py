@@ -12,6 +12,7 @@ from typing import IO, TYPE_CHECKING, Any
 import pytest
 from acp_client import RecordingClient
 
+from hermes_core._acp.toolcalls import fenced
 from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn, HermesCli
 from hermes_core.testing._imported import Imported
 
@@ -93,7 +94,7 @@ async def test_a_loaded_session_shows_its_tool_calls_as_they_were_shown_live(
         "y = 2",
         "y = 4",
     )
-    assert command["content"][0]["content"]["text"] == "$ echo ran > ran.txt; echo done"
+    assert command["content"][0]["content"]["text"] == fenced("$ echo ran > ran.txt; echo done")
     assert "done" in command["content"][-1]["content"]["text"]
     # The replay: everything alike but the replaced file's earlier text, which was not kept.
     assert len(replayed) == 4
@@ -106,7 +107,7 @@ async def test_a_loaded_session_shows_its_tool_calls_as_they_were_shown_live(
     note, result = again["content"]
     assert note["type"] == "content"
     assert "earlier text was not kept" in note["content"]["text"]
-    assert note["content"]["text"].endswith("x = 1\ny = 2\nz = 3\n")
+    assert note["content"]["text"].endswith(fenced("x = 1\ny = 2\nz = 3\n"))
     assert result == replaced["content"][-1]
 
 
@@ -157,7 +158,7 @@ async def test_a_write_through_tool_call_is_loaded_as_a_direct_write_is(
     shown, replayed = _calls(live.updates), _calls(loaded.updates)
     assert [call["status"] for call in shown] == ["completed"] * 2, shown
     created, replaced = shown
-    assert created["title"] == "write_file notes.md"
+    assert created["title"] == "write_file `notes.md`"
     assert created["kind"] == "edit"
     assert [item["type"] for item in created["content"]] == ["diff", "content"]
     assert created["content"][0].get("old_text") is None  # a new file
@@ -212,15 +213,15 @@ async def test_a_command_in_the_editors_terminal_is_not_shown_again_beside_it(
         for update in live.updates
         if update.session_update in ("tool_call", "tool_call_update") and update.content
     ]
-    assert f"$ {command}" in _texts(contents[0])  # the pending call: no terminal yet
+    assert fenced(f"$ {command}") in _texts(contents[0])  # the pending call: no terminal yet
     with_terminal = [c for c in contents if any(item.type == "terminal" for item in c)]
     assert with_terminal
     for content in with_terminal:
-        assert f"$ {command}" not in _texts(content), content
+        assert fenced(f"$ {command}") not in _texts(content), content
     [call] = _calls(live.updates)
     assert call["status"] == "completed"
     assert [item["type"] for item in call["content"]] == ["terminal", "content"]
-    assert call["content"][1]["content"]["text"] == "[exit code: 0]"
+    assert call["content"][1]["content"]["text"] == fenced("[exit code: 0]")
     [again] = _calls(loaded.updates)
-    assert again["content"][0]["content"]["text"] == f"$ {command}"
-    assert again["content"][1]["content"]["text"] == "from-the-editor\n[exit code: 0]"
+    assert again["content"][0]["content"]["text"] == fenced(f"$ {command}")
+    assert again["content"][1]["content"]["text"] == fenced("from-the-editor\n[exit code: 0]")

@@ -17,6 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 import pytest
 from acp_client import NEVER, RecordingClient
 
+from hermes_core._acp.toolcalls import fenced
 from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn, HermesCli
 from hermes_core.testing._fake_model import RecordedRequest
 from hermes_core.testing._imported import Imported
@@ -130,5 +131,5 @@ async def test_a_session_left_in_the_middle_of_a_tool_call_loads_and_goes_on(
     assert roles == ["user", "assistant", "tool", "assistant", "user", "assistant", "user"]
     [call] = [u for u in loaded if u.session_update == "tool_call"]
     assert call.status == "failed"
-    assert call.content[0].content.text == "$ rm -rf build"  # the command, as shown live
+    assert call.content[0].content.text == fenced("$ rm -rf build")  # the command, as shown live
     assert "did not finish" in call.content[-1].content.text

@@ -6,6 +6,7 @@ import pytest
 from acp_client import serving
 
 from hermes_core import Config, Environment
+from hermes_core._acp.toolcalls import fenced
 from hermes_core.plugin import Tool, ToolAnnotations, hookimpl, report_progress
 from hermes_core.testing import FakeModelProvider, fake_turn
 
@@ -45,6 +46,6 @@ async def test_progress_reports_are_shown_in_the_running_tool_call(
         updates = [u for u in served.client.updates if u.session_update == "tool_call_update"]
     shown = [u.content[-1].content.text for u in updates if u.status is None and u.content]
     assert shown
-    assert shown[-1] == "file 3 of 3"
+    assert shown[-1] == fenced("file 3 of 3")
     assert [u.status for u in updates][-1] == "completed"
-    assert updates[-1].content[-1].content.text == "crunched 3 files"
+    assert updates[-1].content[-1].content.text == fenced("crunched 3 files")

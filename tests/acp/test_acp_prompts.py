@@ -83,7 +83,7 @@ async def test_a_tool_call_goes_pending_in_progress_completed_before_the_answer(
     ]
     start = next(u for u in client.updates if u.session_update == "tool_call")
     assert start.kind == "read"
-    assert start.title == "read_file notes.txt"
+    assert start.title == "read_file `notes.txt`"
     assert [(loc.path, loc.line) for loc in start.locations] == [(str(project / "notes.txt"), 2)]
     done = [u for u in client.updates if u.session_update == "tool_call_update"][-1]
     assert done.tool_call_id == start.tool_call_id
