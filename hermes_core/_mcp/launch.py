@@ -9,13 +9,17 @@ plants under the program's name (:func:`project_guard`):
 - Python run as a module, a string or its standard input (``python3 -m NAME``) puts the
   directory first on ``sys.path``: it gets ``PYTHONSAFEPATH=1``
   (:func:`~hermes_core._mcp.interpreter.imports_from_working_directory`).
-- ``npx`` looks in the directory's ``node_modules`` and reads its ``.npmrc`` (which may name
-  another registry): it gets ``--prefix`` the user's home directory, unless given one.
+- ``npx``, and ``npm exec`` (``npm x``) which it runs, look in the directory's
+  ``node_modules`` and read its ``.npmrc`` (which may name another registry): they get
+  ``--prefix`` the user's home directory, unless given one (``--prefix``, ``-C``).
 - ``deno run`` of a package or a URL (``npm:``, ``jsr:``, ``https:``) and ``deno x`` read the
   directory's ``deno.json`` (an import map may name the project's file for the package), its
   ``package.json`` with ``node_modules``, and its ``.npmrc``: they get ``--no-config``, unless
   given a configuration (``--config``, ``--import-map``). A local file is not changed: deno
   reads the configuration beside it, not the directory's.
+
+Each is also read behind ``env`` and its assignments (``env A=1 npx ...``), which passes the
+guard's variables on; not behind ``env``'s options (``-i`` would drop them).
 
 The others are not in the table, for these reasons (docs/security.md says which are covered):
 ``uvx`` and ``uv tool run`` read only the user's and the system's uv configuration, never the
@@ -31,8 +35,9 @@ that off alone.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Final
 
@@ -53,6 +58,9 @@ __all__ = [
 ]
 
 _NPX: Final = frozenset({"npx", "npx.cmd"})
+_NPM: Final = frozenset({"npm", "npm.cmd"})
+_ENV: Final = frozenset({"env"})
+_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _DENO: Final = frozenset({"deno", "deno.exe"})
 # The options of `deno run` and `deno x` whose value is the next word (deno 2.9 --help).
 # fmt: off
@@ -81,11 +89,19 @@ def _python(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None
 
 
 def _npx(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
-    if PurePath(command).name not in _NPX:
+    name = PurePath(command).name
+    if name in _NPX:
+        at = 0
+    elif name in _NPM:  # `npm exec` (`npm x`): npx's own command; npm's options may come first
+        words = [index for index, arg in enumerate(args) if not arg.startswith("-")]
+        if not words or args[words[0]] not in ("exec", "x"):
+            return None
+        at = words[0] + 1
+    else:
         return None
-    if any(arg == "--prefix" or arg.startswith("--prefix=") for arg in args):
+    if any(arg in ("--prefix", "-C") or arg.startswith("--prefix=") for arg in args):
         return None
-    return LaunchGuard(args=("--prefix", str(home), *args))
+    return LaunchGuard(args=(*args[:at], "--prefix", str(home), *args[at:]))
 
 
 def _deno(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
@@ -120,7 +136,7 @@ _Guarding = Callable[[str, Sequence[str], Path], LaunchGuard | None]
 
 LAUNCHERS: Final[tuple[tuple[str, _Guarding], ...]] = (
     ("python -m NAME, -c CODE, standard input", _python),
-    ("npx PACKAGE", _npx),
+    ("npx PACKAGE, npm exec, npm x", _npx),
     ("deno run npm:/jsr:/URL, deno x", _deno),
 )
 """Each launcher that looks in its working directory first and can be kept from it, with what
@@ -133,10 +149,19 @@ def project_guard(command: str, args: Sequence[str], cwd: Path, env: Environment
     if gate_is_open(env):
         return LaunchGuard()
     home = env.user_home or Path(env.cwd.anchor)
+    before: tuple[str, ...] = ()
+    if PurePath(command).name in _ENV:  # `env A=1 npx ...`: the launcher is npx
+        at = next((i for i, arg in enumerate(args) if not _ASSIGNMENT.match(arg)), len(args))
+        if at == len(args) or args[at].startswith("-"):
+            return LaunchGuard()  # no command, or env's options (-i drops the variables)
+        before, command, args = (*args[:at], args[at]), args[at], args[at + 1 :]
     for _, guarding in LAUNCHERS:
         guard = guarding(command, args, home)
-        if guard is not None:
-            return guard if project_owns(env, cwd) else LaunchGuard()
+        if guard is None:
+            continue
+        if not project_owns(env, cwd):
+            return LaunchGuard()
+        return guard if guard.args is None else replace(guard, args=(*before, *guard.args))
     return LaunchGuard()
 
 
