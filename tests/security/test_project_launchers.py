@@ -384,3 +384,54 @@ def test_a_shell_hook_run_through_env_gets_its_launchers_guard_in_a_gated_projec
     variables = guarded_environment(line, places["project"], environment(places, ""))
 
     assert ("PYTHONSAFEPATH" in variables) is guarded
+
+
+PLANTED_MODULE = """
+from pathlib import Path
+Path({marker!r}).touch()
+raise SystemExit(1)
+"""
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("gate", ["", "1"], ids=["gate-closed", "gate-open"])
+@pytest.mark.parametrize("options", [["-E"], ["-Es"], ["-u", "-E"]], ids=" ".join)
+def test_the_users_python_e_m_server_never_imports_a_module_the_project_plants(
+    places: dict[str, Path], gate: str, options: list[str]
+) -> None:
+    # `-E` makes Python ignore every PYTHON* variable, PYTHONSAFEPATH too: `python3 -E -m
+    # mcp_server_time` in a cloned repository imported its mcp_server_time.py all the same.
+    marker = places["user_home"] / "planted-module-ran"
+    (places["project"] / "mcp_server_time.py").write_text(PLANTED_MODULE.format(marker=str(marker)))
+    args = [*options, "-m", "mcp_server_time"]
+    server = {"command": sys.executable, "args": args, "connect_timeout": 30}
+    host = Host(policy_off(mcp_servers={"time": server}), environment(places, gate), strict=False)
+
+    result = call(host, "mcp__time__get_current_time", {"timezone": "UTC"})
+
+    assert marker.exists() == bool(gate)
+    if not gate:
+        assert result.error_code is None, result.text_content
+
+
+@pytest.mark.parametrize(
+    ("args", "guarded"),
+    [
+        (["-m", "srv"], None),  # the variable is enough
+        (["-E", "-m", "srv"], ["-P", "-E", "-m", "srv"]),
+        (["-sEm", "srv"], ["-P", "-sEm", "srv"]),
+        (["-W", "E", "-m", "srv"], None),  # a warning filter's value, not -E
+        (["-XE", "-m", "srv"], None),
+        (["-E", "/opt/srv.py"], None),  # a script: its own folder, as without -E
+        (["-I", "-m", "srv"], None),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else str(value),
+)
+def test_which_python_runs_get_p_in_a_gated_project(
+    places: dict[str, Path], args: list[str], guarded: list[str] | None
+) -> None:
+    from hermes_core._mcp.launch import project_guard
+
+    guard = project_guard("/usr/bin/python3", args, places["project"], environment(places, ""))
+
+    assert guard.args == (None if guarded is None else tuple(guarded))
