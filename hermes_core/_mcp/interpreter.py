@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SAFE_PATH",
     "find_command",
+    "ignores_environment",
     "imports_from_working_directory",
     "is_python",
     "missing_module_note",
@@ -111,6 +112,31 @@ def imports_from_working_directory(command: str, args: Sequence[str]) -> bool:
                 taking_value = index == len(arg) - 1
                 break
     return True
+
+
+def ignores_environment(args: Sequence[str]) -> bool:
+    """Whether a Python run with ``args`` is given ``-E`` before what it runs: it ignores every
+    ``PYTHON*`` variable then, ``PYTHONSAFEPATH`` too, and only ``-P`` keeps its working
+    directory off ``sys.path``."""
+    taking_value = False
+    for arg in args:
+        if taking_value:
+            taking_value = False
+            continue
+        if arg in ("-", "--") or not arg.startswith("-"):
+            return False
+        if arg.startswith("--"):
+            taking_value = arg == "--check-hash-based-pycs"
+            continue
+        for index, letter in enumerate(arg[1:], start=1):
+            if letter == "E":
+                return True
+            if letter in "mc":
+                return False
+            if letter in "XW":
+                taking_value = index == len(arg) - 1
+                break
+    return False
 
 
 def project_safe_path(

@@ -8,7 +8,8 @@ plants under the program's name (:func:`project_guard`):
 
 - Python run as a module, a string or its standard input (``python3 -m NAME``) puts the
   directory first on ``sys.path``: it gets ``PYTHONSAFEPATH=1``
-  (:func:`~hermes_core._mcp.interpreter.imports_from_working_directory`).
+  (:func:`~hermes_core._mcp.interpreter.imports_from_working_directory`), and ``-P`` when
+  given ``-E``, which makes it ignore the variable.
 - ``npx``, and ``npm exec`` (``npm x``) which it runs, look in the directory's
   ``node_modules`` and read its ``.npmrc`` (which may name another registry): they get
   ``--prefix`` the user's home directory, unless given one (``--prefix``, ``-C``).
@@ -41,7 +42,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Final
 
-from hermes_core._mcp.interpreter import SAFE_PATH, imports_from_working_directory
+from hermes_core._mcp.interpreter import (
+    SAFE_PATH,
+    ignores_environment,
+    imports_from_working_directory,
+)
 from hermes_core._project_trust import gate_is_open, project_owns
 
 if TYPE_CHECKING:
@@ -85,6 +90,8 @@ class LaunchGuard:
 def _python(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
     if not imports_from_working_directory(command, args):
         return None
+    if ignores_environment(args):  # -E: the variable is ignored, -P is not (Python 3.11+)
+        return LaunchGuard(args=("-P", *args), variables={SAFE_PATH: "1"})
     return LaunchGuard(variables={SAFE_PATH: "1"})
 
 
