@@ -12,7 +12,7 @@ plants under the program's name (:func:`project_guard`):
   given ``-E``, which makes it ignore the variable.
 - ``npx``, and ``npm exec`` (``npm x``) which it runs, look in the directory's
   ``node_modules`` and read its ``.npmrc`` (which may name another registry): they get
-  ``--prefix`` the user's home directory, unless given one (``--prefix``, ``-C``).
+  ``--prefix`` the user's home directory, unless given one.
 - ``deno run`` of a package or a URL (``npm:``, ``jsr:``, ``https:``) and ``deno x`` read the
   directory's ``deno.json`` (an import map may name the project's file for the package), its
   ``package.json`` with ``node_modules``, and its ``.npmrc``: they get ``--no-config``, unless
@@ -106,7 +106,7 @@ def _npx(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
         at = words[0] + 1
     else:
         return None
-    if any(arg in ("--prefix", "-C") or arg.startswith("--prefix=") for arg in args):
+    if any(arg == "--prefix" or arg.startswith("--prefix=") for arg in args):
         return None
     return LaunchGuard(args=(*args[:at], "--prefix", str(home), *args[at:]))
 

@@ -344,8 +344,11 @@ def test_the_users_npm_exec_server_never_runs_a_package_the_project_plants(
         ("/usr/bin/npm", ["x", "pkg"], ["x", "--prefix", "HOME", "pkg"]),
         ("npm", ["--offline", "exec", "pkg"], ["--offline", "exec", "--prefix", "HOME", "pkg"]),
         ("npm", ["exec", "--prefix", "/opt/tools", "pkg"], None),
-        ("npm", ["exec", "-C", "/opt/tools", "pkg"], None),
-        ("npx", ["-C", "/opt/tools", "pkg"], None),
+        (
+            "npm",
+            ["exec", "-y", "server", "-C", "x"],
+            ["exec", "--prefix", "HOME", "-y", "server", "-C", "x"],
+        ),
         ("npm", ["run", "serve"], None),
         ("npm", ["install"], None),
         ("env", ["npx", "-y", "pkg"], ["npx", "--prefix", "HOME", "-y", "pkg"]),
