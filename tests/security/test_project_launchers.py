@@ -353,7 +353,7 @@ def test_the_users_npm_exec_server_never_runs_a_package_the_project_plants(
         ("npm", ["install"], None),
         ("env", ["npx", "-y", "pkg"], ["npx", "--prefix", "HOME", "-y", "pkg"]),
         ("/usr/bin/env", ["A=1", "npx", "pkg"], ["A=1", "npx", "--prefix", "HOME", "pkg"]),
-        ("env", ["-i", "npx", "pkg"], None),  # an option of env's: not read
+        ("env", ["-u", "X", "npx", "pkg"], ["-u", "X", "npx", "--prefix", "HOME", "pkg"]),
         ("env", ["A=1"], None),
     ],
     ids=lambda value: " ".join(value) if isinstance(value, list) else str(value),
@@ -377,6 +377,7 @@ def test_which_npm_and_env_runs_get_their_prefix_in_a_gated_project(
         ("/usr/bin/env LC_ALL=C python3 -m audit_hook", True),
         ("env PYTHONSAFEPATH= python3 -m audit_hook", True),  # the line's own assignment wins
         ("env python3 /opt/hooks/audit.py", False),
+        ("env -u LC_ALL python3 -m audit_hook", True),  # env's options read as for a server
     ],
 )
 def test_a_shell_hook_run_through_env_gets_its_launchers_guard_in_a_gated_project(
