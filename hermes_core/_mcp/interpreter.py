@@ -33,6 +33,7 @@ __all__ = [
     "missing_module_note",
     "project_safe_path",
     "resolve_bare_python",
+    "run_by_env",
 ]
 
 SAFE_PATH: Final = "PYTHONSAFEPATH"
@@ -49,7 +50,7 @@ def is_python(command: str) -> bool:
     return _PYTHON.fullmatch(PurePath(command).name) is not None
 
 
-def _run_by_env(command: str, args: Sequence[str]) -> tuple[str, Sequence[str]]:
+def run_by_env(command: str, args: Sequence[str]) -> tuple[str, Sequence[str]]:
     """The command ``env`` runs and its arguments (``env -u X A=1 python3 -m server``: ``python3``
     with ``-m server``), after its options and variables; ``command`` and ``args`` as they
     are for another command."""
@@ -88,7 +89,7 @@ def imports_from_working_directory(command: str, args: Sequence[str]) -> bool:
     script, whose own folder comes first instead, nor ``-P`` or ``-I``; ``False`` for a
     command that is not a Python. A Python that ``env`` runs is one (``env A=1 python3 -m
     server``)."""
-    command, args = _run_by_env(command, args)
+    command, args = run_by_env(command, args)
     if not is_python(command):
         return False
     taking_value = False

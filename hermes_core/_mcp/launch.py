@@ -19,8 +19,8 @@ plants under the program's name (:func:`project_guard`):
   given a configuration (``--config``, ``--import-map``). A local file is not changed: deno
   reads the configuration beside it, not the directory's.
 
-Each is also read behind ``env`` and its assignments (``env A=1 npx ...``), which passes the
-guard's variables on; not behind ``env``'s options (``-i`` would drop them).
+Each is also read behind ``env``, its options and its assignments (``env A=1 npx ...``:
+:func:`~hermes_core._mcp.interpreter.run_by_env`).
 
 The others are not in the table, for these reasons (docs/security.md says which are covered):
 ``uvx`` and ``uv tool run`` read only the user's and the system's uv configuration, never the
@@ -36,7 +36,6 @@ that off alone.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
@@ -46,6 +45,7 @@ from hermes_core._mcp.interpreter import (
     SAFE_PATH,
     ignores_environment,
     imports_from_working_directory,
+    run_by_env,
 )
 from hermes_core._project_trust import gate_is_open, project_owns
 
@@ -64,8 +64,6 @@ __all__ = [
 
 _NPX: Final = frozenset({"npx", "npx.cmd"})
 _NPM: Final = frozenset({"npm", "npm.cmd"})
-_ENV: Final = frozenset({"env"})
-_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _DENO: Final = frozenset({"deno", "deno.exe"})
 # The options of `deno run` and `deno x` whose value is the next word (deno 2.9 --help).
 # fmt: off
@@ -157,11 +155,10 @@ def project_guard(command: str, args: Sequence[str], cwd: Path, env: Environment
         return LaunchGuard()
     home = env.user_home or Path(env.cwd.anchor)
     before: tuple[str, ...] = ()
-    if PurePath(command).name in _ENV:  # `env A=1 npx ...`: the launcher is npx
-        at = next((i for i, arg in enumerate(args) if not _ASSIGNMENT.match(arg)), len(args))
-        if at == len(args) or args[at].startswith("-"):
-            return LaunchGuard()  # no command, or env's options (-i drops the variables)
-        before, command, args = (*args[:at], args[at]), args[at], args[at + 1 :]
+    run, run_args = run_by_env(command, args)  # `env A=1 npx ...`: the launcher is npx
+    if run_args is not args:
+        before = tuple(args[: len(args) - len(run_args)])
+        command, args = run, run_args
     for _, guarding in LAUNCHERS:
         guard = guarding(command, args, home)
         if guard is None:
