@@ -107,13 +107,14 @@ class UnloadedPluginError(RegistrationError):
 def raised_at(error: BaseException, own: Path | None = None) -> str | None:
     """``/plugin/__init__.py, line 4``: where a plugin's ``error`` was raised, for a message.
 
-    The line a ``SyntaxError`` names, else the innermost frame in ``own`` (the plugin's folder
-    or file), else the innermost one outside hermes-core and Python's standard library (the
-    plugin's, or a library it called that raised on its behalf); ``None`` when only those ran."""
+    The line a ``SyntaxError`` names, else the innermost frame in ``own`` (the plugin's folder,
+    the package holding its file, or a module file alone), else the innermost one outside
+    hermes-core and Python's standard library (the plugin's, or a library it called that raised
+    on its behalf); ``None`` when only those ran."""
     if isinstance(error, SyntaxError) and error.filename:
         return f"{error.filename}, line {error.lineno}"
     frames = traceback.extract_tb(error.__traceback__)
-    root = own if own is None or own.is_dir() else own.parent
+    root = own if own is None or own.is_dir() else _package_of(own)
     if root is not None and _within(str(root), _HERMES_CORE):
         root = None  # an adapter of hermes-core's calling the plugin's code
     mine = [frame for frame in frames if root is not None and _within(frame.filename, root)]
@@ -122,6 +123,12 @@ def raised_at(error: BaseException, own: Path | None = None) -> str | None:
         return None
     frame = (mine or others)[-1]
     return f"{frame.filename}, line {frame.lineno}"
+
+
+def _package_of(file: Path) -> Path:
+    """The package folder holding ``file``; ``file`` itself when its folder is no package (a
+    one-module distribution in site-packages, beside the libraries it calls)."""
+    return file.parent if (file.parent / "__init__.py").is_file() else file
 
 
 def _ours_or_pythons(filename: str) -> bool:

@@ -654,3 +654,24 @@ def test_an_entry_point_naming_no_installed_module_names_the_entry_point_not_imp
         "import failed: ModuleNotFoundError: No module named 'hermes_nosuch' (the entry point "
         "weather = hermes_nosuch of hermes-weather 2.1.0"
     )
+
+
+def test_a_missing_command_never_names_plugins_that_loaded_as_not_loaded(
+    hermes_cli: HermesCli, hermes_dir_plugin: Callable[..., Path]
+) -> None:
+    # Two plugins whose tool names clash stay loaded (their other tools and hooks work, and
+    # their commands were asked for): "No such command" listed them as "Plugins that did not
+    # load may add it", the whole clash message twice over.
+    plugins = hermes_cli.home / "plugins"
+    for plugin in ("alpha", "beta"):
+        hermes_dir_plugin(plugins, plugin, _tools_of(plugin, "deploy", f"{plugin}_only"))
+    hermes_dir_plugin(plugins, "later", "")
+    hermes_cli.config.write_text("plugins:\n  enabled: [alpha, beta]\n", encoding="utf-8")
+
+    done = hermes_cli.run("nosuch", ok=False, env=lenient(hermes_cli))
+
+    said = " ".join(done.stderr.split())
+    assert done.returncode == 2
+    assert "No such command 'nosuch'. Plugins that did not load may add it: plugin 'later'" in said
+    assert "plugin 'alpha'" not in said
+    assert "plugin 'beta'" not in said

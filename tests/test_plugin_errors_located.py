@@ -170,3 +170,35 @@ def test_an_approval_policy_that_raises_names_its_file_and_line(hermes_cli: Herm
         "error (DENIED): read_file was refused: the approval policy 'picky' (plugin 'picky') "
         f"failed (RuntimeError: policy broke {at(init, 'policy broke')})."
     ) in (done.stdout + done.stderr).splitlines()
+
+
+def test_a_one_module_pip_plugin_names_its_own_line_not_the_library_beside_it(
+    hermes_cli: HermesCli, tmp_path: Path
+) -> None:
+    # A distribution of one module (hermes_single.py) lies in site-packages among the libraries
+    # it calls: the folder of its file was taken for its own, so a library beside it that
+    # raised on its behalf was named "(at .../site-packages/somelib.py, line 2)".
+    from hermes_core.testing import write_distribution
+
+    site = tmp_path / "site"
+    single = (
+        "import somelib\nfrom hermes_core.plugin import hookimpl\n\n\n@hookimpl\n"
+        "def hermes_tools():\n    return somelib.parse('{bad')\n"
+    )
+    write_distribution(
+        site,
+        "hermes-single",
+        entry_points={"single": "hermes_single"},
+        files={
+            "hermes_single.py": single,
+            "somelib.py": "def parse(text):\n    raise ValueError('bad input')\n",
+        },
+    )
+    hermes_cli.config.write_text("plugins:\n  enabled: [single]\n", encoding="utf-8")
+    env = hermes_cli.variables(PYTHONPATH=str(site), HERMES_STRICT_PLUGINS="0")
+
+    rows = hermes_cli.json("plugins", "list", "--json", env=env, exit_code=1)
+
+    (row,) = [row for row in rows if row["name"] == "single"]
+    own = at(site / "hermes_single.py", "somelib.parse")
+    assert row["error"] == f"hermes_tools failed: ValueError: bad input {own}"

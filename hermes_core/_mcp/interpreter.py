@@ -27,11 +27,13 @@ if TYPE_CHECKING:
 __all__ = [
     "SAFE_PATH",
     "find_command",
+    "ignores_environment",
     "imports_from_working_directory",
     "is_python",
     "missing_module_note",
     "project_safe_path",
     "resolve_bare_python",
+    "run_by_env",
 ]
 
 SAFE_PATH: Final = "PYTHONSAFEPATH"
@@ -48,7 +50,7 @@ def is_python(command: str) -> bool:
     return _PYTHON.fullmatch(PurePath(command).name) is not None
 
 
-def _run_by_env(command: str, args: Sequence[str]) -> tuple[str, Sequence[str]]:
+def run_by_env(command: str, args: Sequence[str]) -> tuple[str, Sequence[str]]:
     """The command ``env`` runs and its arguments (``env -u X A=1 python3 -m server``: ``python3``
     with ``-m server``), after its options and variables; ``command`` and ``args`` as they
     are for another command."""
@@ -87,7 +89,7 @@ def imports_from_working_directory(command: str, args: Sequence[str]) -> bool:
     script, whose own folder comes first instead, nor ``-P`` or ``-I``; ``False`` for a
     command that is not a Python. A Python that ``env`` runs is one (``env A=1 python3 -m
     server``)."""
-    command, args = _run_by_env(command, args)
+    command, args = run_by_env(command, args)
     if not is_python(command):
         return False
     taking_value = False
@@ -111,6 +113,31 @@ def imports_from_working_directory(command: str, args: Sequence[str]) -> bool:
                 taking_value = index == len(arg) - 1
                 break
     return True
+
+
+def ignores_environment(args: Sequence[str]) -> bool:
+    """Whether a Python run with ``args`` is given ``-E`` before what it runs: it ignores every
+    ``PYTHON*`` variable then, ``PYTHONSAFEPATH`` too, and only ``-P`` keeps its working
+    directory off ``sys.path``."""
+    taking_value = False
+    for arg in args:
+        if taking_value:
+            taking_value = False
+            continue
+        if arg in ("-", "--") or not arg.startswith("-"):
+            return False
+        if arg.startswith("--"):
+            taking_value = arg == "--check-hash-based-pycs"
+            continue
+        for index, letter in enumerate(arg[1:], start=1):
+            if letter == "E":
+                return True
+            if letter in "mc":
+                return False
+            if letter in "XW":
+                taking_value = index == len(arg) - 1
+                break
+    return False
 
 
 def project_safe_path(

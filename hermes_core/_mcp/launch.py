@@ -8,14 +8,19 @@ plants under the program's name (:func:`project_guard`):
 
 - Python run as a module, a string or its standard input (``python3 -m NAME``) puts the
   directory first on ``sys.path``: it gets ``PYTHONSAFEPATH=1``
-  (:func:`~hermes_core._mcp.interpreter.imports_from_working_directory`).
-- ``npx`` looks in the directory's ``node_modules`` and reads its ``.npmrc`` (which may name
-  another registry): it gets ``--prefix`` the user's home directory, unless given one.
+  (:func:`~hermes_core._mcp.interpreter.imports_from_working_directory`), and ``-P`` when
+  given ``-E``, which makes it ignore the variable.
+- ``npx``, and ``npm exec`` (``npm x``) which it runs, look in the directory's
+  ``node_modules`` and read its ``.npmrc`` (which may name another registry): they get
+  ``--prefix`` the user's home directory, unless given one.
 - ``deno run`` of a package or a URL (``npm:``, ``jsr:``, ``https:``) and ``deno x`` read the
   directory's ``deno.json`` (an import map may name the project's file for the package), its
   ``package.json`` with ``node_modules``, and its ``.npmrc``: they get ``--no-config``, unless
   given a configuration (``--config``, ``--import-map``). A local file is not changed: deno
   reads the configuration beside it, not the directory's.
+
+Each is also read behind ``env``, its options and its assignments (``env A=1 npx ...``:
+:func:`~hermes_core._mcp.interpreter.run_by_env`).
 
 The others are not in the table, for these reasons (docs/security.md says which are covered):
 ``uvx`` and ``uv tool run`` read only the user's and the system's uv configuration, never the
@@ -32,11 +37,16 @@ that off alone.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Final
 
-from hermes_core._mcp.interpreter import SAFE_PATH, imports_from_working_directory
+from hermes_core._mcp.interpreter import (
+    SAFE_PATH,
+    ignores_environment,
+    imports_from_working_directory,
+    run_by_env,
+)
 from hermes_core._project_trust import gate_is_open, project_owns
 
 if TYPE_CHECKING:
@@ -53,6 +63,7 @@ __all__ = [
 ]
 
 _NPX: Final = frozenset({"npx", "npx.cmd"})
+_NPM: Final = frozenset({"npm", "npm.cmd"})
 _DENO: Final = frozenset({"deno", "deno.exe"})
 # The options of `deno run` and `deno x` whose value is the next word (deno 2.9 --help).
 # fmt: off
@@ -77,15 +88,25 @@ class LaunchGuard:
 def _python(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
     if not imports_from_working_directory(command, args):
         return None
+    if ignores_environment(args):  # -E: the variable is ignored, -P is not (Python 3.11+)
+        return LaunchGuard(args=("-P", *args), variables={SAFE_PATH: "1"})
     return LaunchGuard(variables={SAFE_PATH: "1"})
 
 
 def _npx(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
-    if PurePath(command).name not in _NPX:
+    name = PurePath(command).name
+    if name in _NPX:
+        at = 0
+    elif name in _NPM:  # `npm exec` (`npm x`): npx's own command; npm's options may come first
+        words = [index for index, arg in enumerate(args) if not arg.startswith("-")]
+        if not words or args[words[0]] not in ("exec", "x"):
+            return None
+        at = words[0] + 1
+    else:
         return None
     if any(arg == "--prefix" or arg.startswith("--prefix=") for arg in args):
         return None
-    return LaunchGuard(args=("--prefix", str(home), *args))
+    return LaunchGuard(args=(*args[:at], "--prefix", str(home), *args[at:]))
 
 
 def _deno(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
@@ -120,7 +141,7 @@ _Guarding = Callable[[str, Sequence[str], Path], LaunchGuard | None]
 
 LAUNCHERS: Final[tuple[tuple[str, _Guarding], ...]] = (
     ("python -m NAME, -c CODE, standard input", _python),
-    ("npx PACKAGE", _npx),
+    ("npx PACKAGE, npm exec, npm x", _npx),
     ("deno run npm:/jsr:/URL, deno x", _deno),
 )
 """Each launcher that looks in its working directory first and can be kept from it, with what
@@ -133,10 +154,18 @@ def project_guard(command: str, args: Sequence[str], cwd: Path, env: Environment
     if gate_is_open(env):
         return LaunchGuard()
     home = env.user_home or Path(env.cwd.anchor)
+    before: tuple[str, ...] = ()
+    run, run_args = run_by_env(command, args)  # `env A=1 npx ...`: the launcher is npx
+    if run_args is not args:
+        before = tuple(args[: len(args) - len(run_args)])
+        command, args = run, run_args
     for _, guarding in LAUNCHERS:
         guard = guarding(command, args, home)
-        if guard is not None:
-            return guard if project_owns(env, cwd) else LaunchGuard()
+        if guard is None:
+            continue
+        if not project_owns(env, cwd):
+            return LaunchGuard()
+        return guard if guard.args is None else replace(guard, args=(*before, *guard.args))
     return LaunchGuard()
 
 

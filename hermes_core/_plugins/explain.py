@@ -57,11 +57,13 @@ def may_register(records: Iterable[PluginRecord], hook: str) -> list[PluginRecor
     """Each plugin found that did not load (not enabled, gated, disabled, broken) and may
     implement ``hook``: a name nothing registers is most often one of theirs (installed, never
     enabled), which nothing else could say since no code of theirs ran. A plugin whose
-    manifest lists its hooks without ``hook`` is left out: it says it has no such hook."""
+    manifest lists its hooks without ``hook`` is left out: it says it has no such hook; so is
+    one that failed but stays registered (a name two plugins register): its hooks were asked."""
     return [
         record
         for record in records
         if (record.status == "gated" or (record.winner and not record.loadable))
+        and record.plugin is None
         and _may_provide(record, hook)
     ]
 

@@ -292,3 +292,150 @@ def test_which_deno_runs_get_no_config_in_a_gated_project(
     guard = project_guard("/usr/bin/deno", args, places["project"], environment(places, ""))
 
     assert guard.args == (None if guarded is None else tuple(guarded))
+
+
+def plant_npm_package(project: Path, name: str, marker: Path) -> None:
+    """A package ``name`` in the project's ``node_modules``, whose command touches ``marker``."""
+    package = project / "node_modules" / name
+    package.mkdir(parents=True)
+    command = name.rsplit("/", 1)[-1]
+    manifest = {"name": name, "version": "9.9.9", "bin": {command: "planted.js"}}
+    (package / "package.json").write_text(json.dumps(manifest))
+    script = package / "planted.js"
+    script.write_text(
+        f"#!/usr/bin/env node\nrequire('fs').writeFileSync({json.dumps(str(marker))}, '')\n"
+    )
+    script.chmod(0o755)
+    (project / "node_modules" / ".bin").mkdir()
+    (project / "node_modules" / ".bin" / command).symlink_to(script)
+    (project / "package.json").write_text('{"name": "clone", "version": "1.0.0"}')
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("gate", ["", "1"], ids=["gate-closed", "gate-open"])
+@pytest.mark.parametrize(
+    "launcher",
+    [["npm", "exec"], ["npm", "x"], ["npm", "--offline", "exec"], ["env", "LC_ALL=C", "npx"]],
+    ids=" ".join,
+)
+def test_the_users_npm_exec_server_never_runs_a_package_the_project_plants(
+    places: dict[str, Path], gate: str, launcher: list[str]
+) -> None:
+    # `npm exec` (and its alias `npm x`) is what npx runs: it looks in the working directory's
+    # node_modules first as npx does; `env A=1 npx` too. (--offline: no registry asked.)
+    marker = places["user_home"] / "planted-package-ran"
+    plant_npm_package(places["project"], EVERYTHING, marker)
+    args = [*launcher[1:], "--offline", "-y", EVERYTHING]
+    server = {"command": launcher[0], "args": args, "connect_timeout": 30}
+    host = Host(
+        policy_off(mcp_servers={"everything": server}), environment(places, gate), strict=False
+    )
+
+    result = call(host, "mcp__everything__echo", {"message": "hi"})  # waits for its start
+
+    assert result.error_code is not None  # the planted one exits, the real one is not at hand
+    assert marker.exists() == bool(gate)
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "guarded"),
+    [
+        ("npm", ["exec", "-y", "pkg"], ["exec", "--prefix", "HOME", "-y", "pkg"]),
+        ("/usr/bin/npm", ["x", "pkg"], ["x", "--prefix", "HOME", "pkg"]),
+        ("npm", ["--offline", "exec", "pkg"], ["--offline", "exec", "--prefix", "HOME", "pkg"]),
+        ("npm", ["exec", "--prefix", "/opt/tools", "pkg"], None),
+        (
+            "npm",
+            ["exec", "-y", "server", "-C", "x"],
+            ["exec", "--prefix", "HOME", "-y", "server", "-C", "x"],
+        ),
+        ("npm", ["run", "serve"], None),
+        ("npm", ["install"], None),
+        ("env", ["npx", "-y", "pkg"], ["npx", "--prefix", "HOME", "-y", "pkg"]),
+        ("/usr/bin/env", ["A=1", "npx", "pkg"], ["A=1", "npx", "--prefix", "HOME", "pkg"]),
+        ("env", ["-u", "X", "npx", "pkg"], ["-u", "X", "npx", "--prefix", "HOME", "pkg"]),
+        ("env", ["A=1"], None),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else str(value),
+)
+def test_which_npm_and_env_runs_get_their_prefix_in_a_gated_project(
+    places: dict[str, Path], command: str, args: list[str], guarded: list[str] | None
+) -> None:
+    from hermes_core._mcp.launch import project_guard
+
+    guard = project_guard(command, args, places["project"], environment(places, ""))
+
+    home = str(places["user_home"])
+    expected = None if guarded is None else tuple(home if a == "HOME" else a for a in guarded)
+    assert guard.args == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "guarded"),
+    [
+        ("env python3 -m audit_hook", True),
+        ("/usr/bin/env LC_ALL=C python3 -m audit_hook", True),
+        ("env PYTHONSAFEPATH= python3 -m audit_hook", True),  # the line's own assignment wins
+        ("env python3 /opt/hooks/audit.py", False),
+        ("env -u LC_ALL python3 -m audit_hook", True),  # env's options read as for a server
+    ],
+)
+def test_a_shell_hook_run_through_env_gets_its_launchers_guard_in_a_gated_project(
+    places: dict[str, Path], line: str, guarded: bool
+) -> None:
+    from hermes_core._hooks.shell import guarded_environment
+
+    variables = guarded_environment(line, places["project"], environment(places, ""))
+
+    assert ("PYTHONSAFEPATH" in variables) is guarded
+
+
+PLANTED_MODULE = """
+from pathlib import Path
+Path({marker!r}).touch()
+raise SystemExit(1)
+"""
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("gate", ["", "1"], ids=["gate-closed", "gate-open"])
+@pytest.mark.parametrize("options", [["-E"], ["-Es"], ["-u", "-E"]], ids=" ".join)
+def test_the_users_python_e_m_server_never_imports_a_module_the_project_plants(
+    places: dict[str, Path], gate: str, options: list[str]
+) -> None:
+    # `-E` makes Python ignore every PYTHON* variable, PYTHONSAFEPATH too: `python3 -E -m
+    # mcp_server_time` in a cloned repository imported its mcp_server_time.py all the same.
+    marker = places["user_home"] / "planted-module-ran"
+    (places["project"] / "mcp_server_time.py").write_text(PLANTED_MODULE.format(marker=str(marker)))
+    args = [*options, "-m", "mcp_server_time"]
+    server = {"command": sys.executable, "args": args, "connect_timeout": 30}
+    host = Host(policy_off(mcp_servers={"time": server}), environment(places, gate), strict=False)
+
+    result = call(host, "mcp__time__get_current_time", {"timezone": "UTC"})
+
+    assert marker.exists() == bool(gate)
+    if not gate:
+        assert result.error_code is None, result.text_content
+
+
+@pytest.mark.parametrize(
+    ("args", "guarded"),
+    [
+        (["-m", "srv"], None),  # the variable is enough
+        (["-E", "-m", "srv"], ["-P", "-E", "-m", "srv"]),
+        (["-sEm", "srv"], ["-P", "-sEm", "srv"]),
+        (["-W", "E", "-m", "srv"], None),  # a warning filter's value, not -E
+        (["-XE", "-m", "srv"], None),
+        (["-E", "/opt/srv.py"], None),  # a script: its own folder, as without -E
+        (["-I", "-m", "srv"], None),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else str(value),
+)
+def test_which_python_runs_get_p_in_a_gated_project(
+    places: dict[str, Path], args: list[str], guarded: list[str] | None
+) -> None:
+    from hermes_core._mcp.launch import project_guard
+
+    guard = project_guard("/usr/bin/python3", args, places["project"], environment(places, ""))
+
+    assert guard.args == (None if guarded is None else tuple(guarded))
