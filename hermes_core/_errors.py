@@ -113,16 +113,26 @@ def raised_at(error: BaseException, own: Path | None = None) -> str | None:
     on its behalf); ``None`` when only those ran."""
     if isinstance(error, SyntaxError) and error.filename:
         return f"{error.filename}, line {error.lineno}"
-    frames = traceback.extract_tb(error.__traceback__)
     root = own if own is None or own.is_dir() else _package_of(own)
     if root is not None and _within(str(root), _HERMES_CORE):
         root = None  # an adapter of hermes-core's calling the plugin's code
-    mine = [frame for frame in frames if root is not None and _within(frame.filename, root)]
-    others = [frame for frame in frames if not _ours_or_pythons(frame.filename)]
-    if not (mine or others):
-        return None
-    frame = (mine or others)[-1]
-    return f"{frame.filename}, line {frame.lineno}"
+    # Innermost first, each file judged once: a RecursionError's traceback holds a thousand
+    # frames of one or two files, and a failing hook is asked this on every call.
+    judged: dict[str, tuple[bool, bool]] = {}
+    other: str | None = None
+    for frame, line in reversed(list(traceback.walk_tb(error.__traceback__))):
+        filename = frame.f_code.co_filename
+        if filename not in judged:
+            judged[filename] = (
+                root is not None and _within(filename, root),
+                not _ours_or_pythons(filename),
+            )
+        mine, theirs = judged[filename]
+        if mine:
+            return f"{filename}, line {line}"
+        if theirs and other is None:
+            other = f"{filename}, line {line}"
+    return other
 
 
 def _package_of(file: Path) -> Path:
