@@ -794,17 +794,23 @@ def test_the_vagueness_rule_draws_its_line_at_four_goal_and_six_context_words() 
     )
 
 
-def test_child_events_as_json() -> None:
-    from hermes_core.agent import event_json
+def test_child_events_as_json_name_the_subagents_session() -> None:
+    # Without its session id a `hermes run --json` reader had no way to the subagent's
+    # transcript: sessions list leaves subagents out, and nothing else names them.
+    from hermes_core.agent import Compacted, event_json
 
     assert event_json(ChildStarted("d1.2", "Count the lines", "s2")) == {
         "type": "child_started",
         "label": "d1.2",
         "goal": "Count the lines",
+        "session": "s2",
     }
     ended = ChildFinished("d1.2", "Count the lines", "s2", "completed with timeout", "12 so far")
     assert event_json(ended)["status"] == "completed with timeout"
     assert event_json(ended)["text"] == "12 so far"
+    assert event_json(ended)["session"] == "s2"
+    compacted = ChildCompacted("d1.2", "s2", Compacted(4, 900, 60, "size"))
+    assert event_json(compacted)["session"] == "s2"
 
 
 def test_a_childs_answer_cut_at_max_output_tokens_returns_saying_so() -> None:
