@@ -201,6 +201,17 @@ class _Chat:
         line.cancel()  # the line typed later waits for the next call
         return self._results.pop(0), True
 
+    def _stop_subagents(self, conversation: Conversation) -> None:
+        """``/stop`` at the prompt: the background subagents, if any run."""
+        running = conversation.delegations.unfinished
+        if not running:
+            self.printer.note("hermes: nothing is running")
+            return
+        conversation.delegations.cancel()
+        self.stopping = True  # their results wait for the next message
+        its = "1 subagent: its" if running == 1 else f"{running} subagents: their"
+        self.printer.note(f"hermes: stopping {its} results go to the model after your next message")
+
     def _show_idle(self, events: list[ChildEvent]) -> None:
         """Subagents' events that came while no turn runs, below the open prompt."""
         if not events:
@@ -245,7 +256,7 @@ class _Chat:
             if text == "/new":
                 return True
             if text == "/stop":
-                self.printer.note("hermes: nothing is running")
+                self._stop_subagents(conversation)
                 continue
             if text in ("/help", "/?"):
                 self.printer.note("commands:")
