@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 from hermes_core._approvals.prompt import Elicit, read_line, write_flushed
-from hermes_core._shown import printable
+from hermes_core._shown import printable, printable_lines
 
 if TYPE_CHECKING:
     from hermes_core._session import Session
@@ -82,9 +82,11 @@ def questions_of(session: Session) -> QuestionTransport:
 
 
 def question_lines(question: Question) -> str:
-    """What a terminal shows: the question, then the choices numbered, non-printable
-    characters escaped (a model's text must not move the cursor or hide a line)."""
-    lines = [f"hermes: the agent asks: {printable(question.text)}"]
+    """What a terminal shows: the question on its lines (the later ones indented), then the
+    choices numbered, every other non-printable character escaped (a model's text must not
+    move the cursor or hide a line)."""
+    text = printable_lines(question.text).replace("\n", "\n  ")
+    lines = [f"hermes: the agent asks: {text}"]
     lines += [f"  {number}. {printable(c)}" for number, c in enumerate(question.choices, 1)]
     return "\n".join(lines)
 

@@ -173,7 +173,8 @@ class _Chat:
     async def _next(self, conversation: Conversation) -> tuple[str | None, bool]:
         """The person's next line, or first the results of a background delegation that
         arrive while the chat waits for it (then ``True``: they are sent as the next
-        message, as ``delegate_task`` promises the model). Its subagents' events are shown
+        message, as ``delegate_task`` promises the model), unless the person stopped the last
+        turn: then they wait for the person's next message. Its subagents' events are shown
         meanwhile."""
         if self._results:
             return self._results.pop(0), True
@@ -184,6 +185,10 @@ class _Chat:
         import asyncio  # here, not at the top: hermes --help imports this module
 
         line = asyncio.ensure_future(self.lines.next_line())
+        if self.stopping:  # no request the person did not ask for after they stopped one
+            async for events in delegations.events_until(line):
+                self._show_idle(events)
+            return await line, False
         results = asyncio.ensure_future(delegations.next_message())
         async for events in delegations.events_until(line, results):
             self._show_idle(events)
@@ -195,6 +200,17 @@ class _Chat:
             return await line, False
         line.cancel()  # the line typed later waits for the next call
         return self._results.pop(0), True
+
+    def _stop_subagents(self, conversation: Conversation) -> None:
+        """``/stop`` at the prompt: the background subagents, if any run."""
+        running = conversation.delegations.unfinished
+        if not running:
+            self.printer.note("hermes: nothing is running")
+            return
+        conversation.delegations.cancel()
+        self.stopping = True  # their results wait for the next message
+        its = "1 subagent: its" if running == 1 else f"{running} subagents: their"
+        self.printer.note(f"hermes: stopping {its} results go to the model after your next message")
 
     def _show_idle(self, events: list[ChildEvent]) -> None:
         """Subagents' events that came while no turn runs, below the open prompt."""
@@ -240,7 +256,7 @@ class _Chat:
             if text == "/new":
                 return True
             if text == "/stop":
-                self.printer.note("hermes: nothing is running")
+                self._stop_subagents(conversation)
                 continue
             if text in ("/help", "/?"):
                 self.printer.note("commands:")

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 COMMANDS: Final = (
     ("/help", "lists these commands (/? too)"),
-    ("/stop", "stops the running turn (Ctrl-C too)"),
+    ("/stop", "stops the running turn (Ctrl-C too), or at the prompt the subagents"),
     ("/usage", "this conversation's model requests and tokens, and how full its context is"),
     ("/model", "shows the model; /model NAME switches to NAME for the rest of this chat"),
     ("/title", "shows this conversation's title; /title NAME gives it one (--clear: none)"),

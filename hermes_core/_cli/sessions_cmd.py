@@ -234,6 +234,20 @@ def show_command(session: str, as_json: bool) -> None:
         if message.role == "user":
             click.echo()  # each exchange apart
         shown_message(message, tools)
+    _show_children(transcript)
+
+
+def _show_children(transcript: Transcript) -> None:
+    """The conversation's own subagents, each with the first line of its goal: the way to
+    their transcripts (sessions list leaves subagents out)."""
+    from hermes_core.agent._conversations import children_of
+
+    children = children_of(_store(), transcript.path.stem)
+    if children:
+        click.echo("subagents (hermes sessions show ID):")
+    for child in children:
+        goal = child.first_message.split("\n", 1)[0]
+        click.echo(f"  {child.id}  {printable(_one_line(goal))}")
 
 
 @sessions.command("rename")

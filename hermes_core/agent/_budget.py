@@ -40,6 +40,10 @@ class Budget:
         """Count the tokens of one model request."""
         self.usage = self.usage + usage
 
+    def remaining_turns(self) -> int | None:
+        """Model requests left before ``max_turns`` (``None``: no turn limit)."""
+        return None if self.max_turns is None else self.max_turns - self.turns
+
     def remaining_seconds(self) -> float | None:
         """Seconds left before ``max_seconds`` (``None``: no time limit)."""
         if self.max_seconds is None:

@@ -173,6 +173,21 @@ def conversations(store: TranscriptStore, here: Path | None = None) -> list[Reco
     ]
 
 
+def children_of(store: TranscriptStore, session: str) -> list[Recorded]:
+    """The conversations of ``session``'s own subagents (not theirs), the first started first;
+    one that cannot be read any more is left out."""
+    found = []
+    for transcript in stored(store):
+        if transcript.path.stem == session:
+            continue
+        try:
+            if latest_header(transcript).get("parent") == session:
+                found.append(recorded(transcript))
+        except OSError:
+            continue
+    return sorted(found, key=lambda child: (child.started or child.changed, child.id))
+
+
 def _with_subagents(found: Recorded, count: int) -> Recorded:
     return replace(found, subagents=count) if count else found
 

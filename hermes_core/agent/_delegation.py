@@ -47,6 +47,7 @@ from hermes_core.agent._events import (
 if TYPE_CHECKING:
     from hermes_core._config.agent import DelegationConfig
     from hermes_core._host import Host
+    from hermes_core.agent._budget import Budget
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,11 @@ class Owner(Protocol):
     @property
     def depth(self) -> int:
         """0 for a root conversation, 1 for its children..."""
+        ...
+
+    @property
+    def budget(self) -> Budget:
+        """What its turn (and its children) may still spend."""
         ...
 
     def child(self, session: Session) -> Conversing:
@@ -269,6 +275,8 @@ class Delegations:
                 f"delegate_task: a subagent at depth {depth} cannot delegate "
                 f"(delegation.max_depth: {limit}); do the task yourself.",
             )
+        if (refused := self._over_budget(len(tasks))) is not None:
+            return ToolResult.error("INVALID_ARGUMENTS", refused)
         session = self.owner.session
         try:
             grants = [
@@ -301,6 +309,24 @@ class Delegations:
             del self._batches[batch.id]
         return ToolResult.text(
             report(outcomes), structured={"results": [o.to_json() for o in outcomes]}
+        )
+
+    def _over_budget(self, count: int) -> str | None:
+        """Why ``count`` tasks cannot all be answered and read within the turns left, or
+        ``None``: each child makes one request at least, and the delegating conversation one
+        to read their results (a root one, one more to answer the handle)."""
+        budget, depth = self.owner.budget, self.owner.depth
+        left = budget.remaining_turns()
+        ours = 2 if depth == 0 else 1
+        if left is None or count + ours <= left:
+            return None
+        reading = "one to answer now and one" if depth == 0 else "one"
+        most = left - ours
+        advice = f"delegate at most {_tasks(most)}, or" if most > 0 else "delegate none:"
+        return (
+            f"delegate_task: {_tasks(count)}, but this turn has {left} model requests left "
+            f"(agent.max_turns: {budget.max_turns}): each subagent needs one at least, and you "
+            f"{reading} to read their results; {advice} do the work yourself."
         )
 
     @staticmethod
@@ -393,3 +419,7 @@ class Delegations:
         outcome = outcome_of(label, task.goal, end, files, session.id)
         self._emit(ChildFinished(label, task.goal, session.id, outcome.status, outcome.text))
         return outcome
+
+
+def _tasks(count: int) -> str:
+    return f"{count} task" if count == 1 else f"{count} tasks"

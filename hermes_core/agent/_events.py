@@ -229,7 +229,12 @@ def event_json(event: AgentEvent) -> dict[str, Any]:
             "total_tokens": event.total.total,
         }
     if isinstance(event, ChildStarted):
-        return {"type": "child_started", "label": event.label, "goal": event.goal}
+        return {
+            "type": "child_started",
+            "label": event.label,
+            "goal": event.goal,
+            "session": event.session_id,
+        }
     if isinstance(event, ChildFinished):
         return {
             "type": "child_finished",
@@ -237,9 +242,15 @@ def event_json(event: AgentEvent) -> dict[str, Any]:
             "goal": event.goal,
             "status": event.status,
             "text": event.text,
+            "session": event.session_id,
         }
     if isinstance(event, ChildCompacted):
-        return {"type": "child_compacted", "label": event.label, **_compacted(event.compacted)}
+        return {
+            "type": "child_compacted",
+            "label": event.label,
+            **_compacted(event.compacted),
+            "session": event.session_id,
+        }
     if isinstance(event, Compacted):
         return {"type": "compacted", **_compacted(event)}
     if isinstance(event, Retrying):

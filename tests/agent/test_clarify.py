@@ -114,6 +114,27 @@ async def test_a_free_answer_is_taken_as_typed_and_escape_codes_are_not_shown(
     assert "\x1b" not in pipe.shown.getvalue()
 
 
+async def test_a_question_of_several_lines_is_shown_on_its_lines_still_escaped(
+    host: Host, pipe: Pipe
+) -> None:
+    # It showed "hermes: the agent asks: I found two configs:\n- a.toml\n- b.toml\nWhich?"
+    # on one line, the model's line breaks as backslash-n.
+    session = host.new_session()
+    attach_questions(session, TerminalQuestions(pipe.read_end, pipe.shown))
+    pipe.type("a\n")
+    question = "I found two configs:\n- a.toml\r\n- b.toml\x1b[2J\nWhich one?"
+    result = await host.dispatch("clarify", {"question": question}, session)
+    assert result.text_content == "a"
+    shown = pipe.shown.getvalue()
+    assert (
+        "hermes: the agent asks: I found two configs:\n"
+        "  - a.toml\\r\n"
+        "  - b.toml\\x1b[2J\n"
+        "  Which one?\n"
+        "your answer: "
+    ) in shown
+
+
 async def test_with_nobody_attached_the_model_is_told_to_decide_itself(host: Host) -> None:
     result = await host.dispatch("clarify", {"question": "Which city?"}, host.new_session())
     assert not result.is_error  # the model goes on, deciding for itself

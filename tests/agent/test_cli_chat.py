@@ -233,6 +233,73 @@ def test_a_delegations_results_arriving_while_idle_are_sent_to_the_model(
     assert ended(child) == 0
 
 
+def test_ctrl_c_stops_the_subagents_and_their_results_wait_for_the_next_message(
+    home: AgentHome,
+) -> None:
+    # The stopped subagent's results were sent to the model as soon as they arrived: a model
+    # request the person had just stopped, asking it to go on with what they stopped.
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", COUNTING))},
+        {"for": "please delegate", "text": "Started it. " + LONG},
+        {"for": "Count the words", "text": "There are 3 words. " + LONG},
+        {"for": "please delegate", "echo": True},
+        {"for": "please delegate", "echo": True},
+        chunk=5,
+        delay=0.05,
+    )
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("please delegate the counting")
+    child.expect_exact("Started it. word")
+    child.kill(signal.SIGINT)
+    child.expect_exact("hermes: stop: interrupted")
+    child.expect_exact("<= d1.1 interrupted")
+    child.sendline("what now?")
+    child.expect_exact("heard: what now?")
+    child.expect_exact("a delegation's results arrived")
+    child.expect_exact("heard: [delegation d1 finished]")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    roots = [r for r in home.requests() if r["messages"][0]["content"].startswith("please")]
+    lasts = [r["messages"][-1]["content"] for r in roots]
+    assert lasts[2] == "what now?"  # the first request after Ctrl-C: the person's
+    assert lasts[3].startswith("[delegation d1 finished]")
+    assert "status: interrupted" in lasts[3]
+    assert len(roots) == 4
+
+
+def test_stop_at_the_prompt_stops_the_background_subagents(home: AgentHome) -> None:
+    # It said "hermes: nothing is running" while the subagent went on working (and spending).
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", COUNTING))},
+        {"for": "please delegate", "text": "Started it."},
+        {"for": "Count the words", "text": "There are 3 words. " + LONG},
+        {"for": "please delegate", "echo": True},
+        {"for": "please delegate", "echo": True},
+        chunk=5,
+        delay=0.05,
+    )
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("please delegate the counting")
+    child.expect_exact("Started it.")
+    child.expect_exact(PROMPT)
+    child.sendline("/stop")
+    child.expect_exact("hermes: stopping 1 subagent: its results go to the model after your next")
+    child.expect_exact("<= d1.1 interrupted")
+    child.sendline("what now?")
+    child.expect_exact("heard: what now?")
+    child.expect_exact("heard: [delegation d1 finished]")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    roots = [r for r in home.requests() if r["messages"][0]["content"].startswith("please")]
+    lasts = [r["messages"][-1]["content"] for r in roots]
+    assert lasts[2] == "what now?"
+    assert "status: interrupted" in lasts[3]
+
+
 def test_piped_messages_get_their_answers_on_stdout_and_no_prompt(home: AgentHome) -> None:
     """``hermes chat < messages.txt > answers.txt``: the prompt is for a person at a terminal;
     piped, stdout holds the answers alone."""

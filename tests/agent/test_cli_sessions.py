@@ -200,6 +200,29 @@ def test_show_prints_the_conversation_as_taken_up_with_the_real_tools(
     assert records[2]["content"] == result  # exact
 
 
+def test_show_names_the_conversation_s_subagents_each_with_its_goal(
+    hermes_cli: InProcessCli,
+) -> None:
+    # sessions list said "2 subagents", but nothing named them: neither the list (which leaves
+    # them out), nor show, nor hermes run's lines; their transcripts were only found on disk.
+    write(hermes_cli, "aaa111", "count the words of both notes", "delegated", age=30)
+    write(hermes_cli, "ddd444", "Count the words in a.txt\n\nContext:\n...", parent="aaa111")
+    write(hermes_cli, "eee555", "a worker of ddd444", parent="ddd444")
+    write(hermes_cli, "fff666", "Count the words in b.txt\x1b[2J", parent="aaa111")
+    write(hermes_cli, "bbb222", "no subagent here", "right")
+    shown = hermes_cli.run("sessions", "show", "aaa").stdout
+    assert shown.endswith(
+        "subagents (hermes sessions show ID):\n"
+        "  ddd444  Count the words in a.txt\n"
+        "  fff666  Count the words in b.txt\\x1b[2J\n"
+    )
+    assert "eee555" not in shown  # a worker's is named by its orchestrator's
+    assert "subagents" in hermes_cli.run("sessions", "show", "ddd").stdout
+    assert "subagents" not in hermes_cli.run("sessions", "show", "bbb").stdout
+    exact = hermes_cli.run("sessions", "show", "aaa", "--json").stdout
+    assert [json.loads(line)["role"] for line in exact.splitlines()] == ["user", "assistant"]
+
+
 def test_show_gives_a_tool_s_last_line_once_and_a_result_of_no_text_as_the_model_got_it(
     hermes_cli: InProcessCli,
 ) -> None:

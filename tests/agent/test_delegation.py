@@ -426,6 +426,31 @@ async def test_a_tree_over_its_budget_returns_partial_answers_marked_as_such(
         host.close()
 
 
+async def test_more_tasks_than_the_turns_left_are_refused_before_any_child_starts(
+    hermes_env: Environment, probe: Probe
+) -> None:
+    # 100 tasks on a budget of 10 model requests: 8 children answered, 92 were started to stop
+    # at once, and the root never read any result (the budget was spent): all of it wasted.
+    host = host_with(hermes_env, probe, agent={"max_turns": 10})
+    try:
+        tasks = [task(n) for n in range(1, 101)]
+        model = root_then_children(delegating({"tasks": tasks}), calling("add", {"a": 1, "b": 1}))
+        async with host.session() as session:
+            conversation = make_agent(host, model).conversation(session)
+            events = await settle(conversation, f"{ROOT} summarise")
+        (result,) = [e for e in events if isinstance(e, ToolFinished)]
+        assert result.error_code == "INVALID_ARGUMENTS"
+        assert result.text == (
+            "delegate_task: 100 tasks, but this turn has 9 model requests left "
+            "(agent.max_turns: 10): each subagent needs one at least, and you one to answer now "
+            "and one to read their results; delegate at most 7 tasks, or do the work yourself."
+        )
+        assert child_requests(model) == []
+        assert not [e for e in events if isinstance(e, ChildStarted)]
+    finally:
+        host.close()
+
+
 async def test_a_tree_out_of_time_returns_partial_answers_completed_with_timeout(
     hermes_env: Environment, probe: Probe
 ) -> None:
@@ -769,17 +794,23 @@ def test_the_vagueness_rule_draws_its_line_at_four_goal_and_six_context_words() 
     )
 
 
-def test_child_events_as_json() -> None:
-    from hermes_core.agent import event_json
+def test_child_events_as_json_name_the_subagents_session() -> None:
+    # Without its session id a `hermes run --json` reader had no way to the subagent's
+    # transcript: sessions list leaves subagents out, and nothing else names them.
+    from hermes_core.agent import Compacted, event_json
 
     assert event_json(ChildStarted("d1.2", "Count the lines", "s2")) == {
         "type": "child_started",
         "label": "d1.2",
         "goal": "Count the lines",
+        "session": "s2",
     }
     ended = ChildFinished("d1.2", "Count the lines", "s2", "completed with timeout", "12 so far")
     assert event_json(ended)["status"] == "completed with timeout"
     assert event_json(ended)["text"] == "12 so far"
+    assert event_json(ended)["session"] == "s2"
+    compacted = ChildCompacted("d1.2", "s2", Compacted(4, 900, 60, "size"))
+    assert event_json(compacted)["session"] == "s2"
 
 
 def test_a_childs_answer_cut_at_max_output_tokens_returns_saying_so() -> None:
