@@ -159,7 +159,15 @@ async def test_a_client_server_that_fails_is_told_in_the_editor_and_once_on_stde
         await served.start(acp_env.cwd, mcp_servers=[toolbox(), missing, dead])
         await served.client.advertised.wait()
         told = served.client.text()
-    assert [u.session_update for u in served.client.updates] == ["agent_message_chunk"]
+        kinds = served.client.kinds()
+        served.client.updates.clear()
+        served.client.advertised.clear()
+        await served.conn.new_session(cwd=str(acp_env.cwd), mcp_servers=[dead])
+        await served.client.advertised.wait()
+        told_again = served.client.text()
+    assert kinds == ["agent_message_chunk"]
+    assert "`Remote`" in told_again  # the failed server it shares
+    assert "Broken Tools" not in told_again
     broken, remote = told.strip().split("\n\n")
     assert "`Broken Tools`" in broken
     assert "No such file or directory" in broken
