@@ -98,8 +98,7 @@ async def connect_client_servers(
 ) -> ClientServers:
     """Connect ``servers`` (ACP descriptions) as MCP servers of the host: the toolsets to grant
     the session, and what to tell of each that failed (one another session shares included).
-    The MCP supervisor logs a failure once on stderr; its tools appear if a later reconnect
-    succeeds."""
+    The MCP supervisor logs a failure once on stderr."""
     toolsets: set[str] = set()
     failures: list[str] = []
     for server in servers:
