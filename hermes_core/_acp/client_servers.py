@@ -9,6 +9,10 @@ the next. A stdio server runs in the session's directory. Two sessions passing t
 (same name, command and directory, or URL) share one connection; a different server under a
 name already taken is renamed ``<name>-2``, ``-3``... Servers stay connected until ``hermes
 acp`` ends (ACP's stable protocol has no session close).
+
+A server that fails to connect is told to the editor's user (:func:`failures_told`: the
+session's first update, its name as the editor gave it, the reason and what to check); stderr
+has the MCP supervisor's one line about it.
 """
 
 from __future__ import annotations
@@ -16,9 +20,11 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_core._acp.toolcalls import code_span
 from hermes_core._config import McpServerConfig
 from hermes_core._mcp.names import mcp_toolset
 
@@ -65,22 +71,58 @@ def _free_name(host: Host, wanted: str, config: McpServerConfig) -> tuple[str, b
     return name, False
 
 
+@dataclass(frozen=True)
+class ClientServers:
+    """What connecting a session's client servers gave: the toolsets to grant it, and a
+    sentence for each server that failed to connect."""
+
+    toolsets: frozenset[str]
+    failures: tuple[str, ...]
+
+
+def _failure(server: Any, config: McpServerConfig, reason: str) -> str:
+    """What the editor's user is told of ``server`` that failed: its name as the editor gave
+    it, why, and what to check (its command, or its URL)."""
+    if config.url is not None:
+        check = f"check that an MCP server answers at {code_span(config.url)}"
+    else:
+        check = f"check its command, {code_span(str(config.command))}, and its arguments"
+    return (
+        f"The editor's MCP server {code_span(server.name)} failed to connect "
+        f"({code_span(reason)}): this session has none of its tools; {check}."
+    )
+
+
 async def connect_client_servers(
     runtime: AcpRuntime, servers: Sequence[Any], cwd: Path
-) -> frozenset[str]:
-    """Connect ``servers`` (ACP descriptions) as MCP servers of the host; the toolsets to grant
-    the session. A server that fails to connect is logged and left out of nothing: its tools
-    appear if a later reconnect succeeds."""
+) -> ClientServers:
+    """Connect ``servers`` (ACP descriptions) as MCP servers of the host: the toolsets to grant
+    the session, and what to tell of each that failed (one another session shares included).
+    The MCP supervisor logs a failure once on stderr."""
     toolsets: set[str] = set()
+    failures: list[str] = []
     for server in servers:
         config = server_config(server, cwd)
         if config is None:
             _log.warning("MCP server %r: its transport is not supported; ignored", server.name)
             continue
         name, running = _free_name(runtime.host, _base_name(server.name), config)
-        if not running:
+        if running:
+            status = runtime.host.mcp_status().get(name)
+        else:
             status = await runtime.add_mcp_server(name, config)
-            if status.state != "connected":
-                _log.warning("MCP server %r (%s): %s", server.name, status.state, status.reason)
+        if status is not None and status.state != "connected":
+            failures.append(_failure(server, config, status.reason or status.state))
         toolsets.add(mcp_toolset(name))
-    return frozenset(toolsets)
+    return ClientServers(frozenset(toolsets), tuple(failures))
+
+
+def failures_told(failures: Sequence[str]) -> Any | None:
+    """The ``agent_message_chunk`` telling the editor's user of the client servers that
+    failed, each its own paragraph (also after a loaded session's last message, which a
+    chunk would otherwise continue); ``None`` when none failed."""
+    from acp import update_agent_message_text
+
+    if not failures:
+        return None
+    return update_agent_message_text("".join(f"\n\n{failure}" for failure in failures))

@@ -7,7 +7,8 @@ the client each of them: the person's messages as ``user_message_chunk``, the mo
 ``agent_message_chunk``, each tool call as a finished ``tool_call`` shown as the live turn
 showed it (:func:`~hermes_core._acp.toolcalls.call_start`: kind, title, locations, an edit's
 diff, a command's line), then its result. What the transcript does not keep is not invented:
-a write that replaced a file shows the text written and says its earlier text was not kept.
+a write that replaced a file shows the text written and says its earlier text was not kept;
+one that failed shows the text it was to write, saying that it failed, above its error.
 
 A compacted session is told as the person saw it (every message of the transcript), then a
 thought saying that the model goes on from the summary (:func:`compaction_thought`).

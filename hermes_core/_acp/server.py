@@ -40,7 +40,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from hermes_core._acp.client_servers import connect_client_servers
+from hermes_core._acp.client_servers import ClientServers, connect_client_servers, failures_told
 from hermes_core._acp.config_options import ModelListing, SessionChoices
 from hermes_core._acp.handshake import initialize_result
 from hermes_core._acp.permissions import AcpPermissionPrompt
@@ -138,18 +138,20 @@ class AcpServer:
 
         directory = _directory(cwd)
         runtime = await self._started()
-        grant = await self._grant(runtime, mcp_servers, directory)
-        session = await self._open(runtime, directory, grant)
+        clients = await self._grant(runtime, mcp_servers, directory)
+        session = await self._open(runtime, directory, clients.toolsets)
         self._sessions[session.id] = session
         # After the answer, which names the session to the client: this task runs once the
         # handler has returned and the answer is written (nothing awaits in between).
-        task = asyncio.ensure_future(self._advertise(session))
+        task = asyncio.ensure_future(self._advertise(session, failures_told(clients.failures)))
         self._advertising.add(task)
         task.add_done_callback(self._advertising.discard)
         return NewSessionResponse(session_id=session.id, config_options=session.choices.options())
 
-    async def _advertise(self, session: AcpSession) -> None:
+    async def _advertise(self, session: AcpSession, failures: Any | None) -> None:
         try:
+            if failures is not None:
+                await session.client.session_update(session_id=session.id, update=failures)
             await session.advertise()
         except Exception as exc:  # a client gone already: nothing to tell it
             _log.debug("available_commands_update of %s: %s", session.id, exc)
@@ -202,12 +204,12 @@ class AcpServer:
                 raise RequestError.invalid_params(
                     {"sessionId": session_id, "message": str(exc)}
                 ) from None
-            grant = await self._grant(runtime, mcp_servers, directory)
-            session = await self._open(runtime, directory, grant, session_id=session_id)
+            clients = await self._grant(runtime, mcp_servers, directory)
+            session = await self._open(runtime, directory, clients.toolsets, session_id=session_id)
             session.conversation.messages.extend(messages)
-            thought = compaction_thought(messages)
+            told = [compaction_thought(messages), failures_told(clients.failures)]
             shown = replayed(unfinished_calls_answered(stored), directory)
-            for update in [*shown, *([thought] if thought else [])]:
+            for update in [*shown, *(update for update in told if update is not None)]:
                 await session.client.session_update(session_id=session_id, update=update)
             await session.advertise()
             self._sessions[session_id] = session
@@ -217,9 +219,10 @@ class AcpServer:
 
     async def _grant(
         self, runtime: AcpRuntime, mcp_servers: list[Any] | None, cwd: Path
-    ) -> frozenset[str]:
+    ) -> ClientServers:
         toolsets = ACP_TOOLSETS | {mcp_toolset(name) for name in runtime.host.config.mcp_servers}
-        return frozenset(toolsets | await connect_client_servers(runtime, mcp_servers or [], cwd))
+        clients = await connect_client_servers(runtime, mcp_servers or [], cwd)
+        return ClientServers(toolsets | clients.toolsets, clients.failures)
 
     async def _started(self) -> AcpRuntime:
         from acp import RequestError

@@ -182,12 +182,17 @@ no file's text)."""
 
 
 def started_content(
-    cwd: Path, entries: list[tuple[str, dict[str, Any]]], earlier: Earlier = old_text
+    cwd: Path,
+    entries: list[tuple[str, dict[str, Any]]],
+    earlier: Earlier = old_text,
+    *,
+    failed: bool = False,
 ) -> list[ToolContent]:
     """What a call will do, shown before it runs and kept shown after: a diff for a file write
     or a patch (the whole new file against the one before it; the replaced text for a patch),
     the whole command for a shell tool. A write whose file's earlier text is not known shows
-    the text written and says so, rather than a diff that would invent one."""
+    the text written and says so, rather than a diff that would invent one; ``failed``, the
+    text it was to write, saying that it failed."""
     from acp import text_block, tool_content, tool_diff_content
 
     shown: list[ToolContent] = []
@@ -197,7 +202,12 @@ def started_content(
             target = absolute(cwd, path)
             new_text = str(arguments.get("content", ""))
             if earlier is None:
-                said = f"{target}: its earlier text was not kept, so no diff; the text written:"
+                state = (
+                    "the write failed (its error is below); the text it was to write:"
+                    if failed
+                    else "its earlier text was not kept, so no diff; the text written:"
+                )
+                said = f"{target}: {state}"
                 shown.append(tool_content(text_block(f"{said}\n{fenced(new_text)}")))
             else:
                 shown.append(tool_diff_content(target, new_text, earlier(target)))
@@ -264,7 +274,7 @@ def call_start(
 
     arguments = arguments_of(call.arguments)
     entries = entries_of(call.name, arguments)
-    content = started_content(cwd, entries, earlier)
+    content = started_content(cwd, entries, earlier, failed=status == "failed")
     if result is not None:
         content += result_content(result)
     return ToolCallStart(

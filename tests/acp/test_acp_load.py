@@ -90,3 +90,32 @@ async def test_two_loads_of_one_session_at_once_open_it_once(acp_env: Environmen
             group.start_soon(load)
     assert sorted(outcomes)[0] == "loaded"
     assert "already open" in sorted(outcomes)[1]
+
+
+async def test_a_failed_write_is_loaded_as_not_written(acp_env: Environment) -> None:
+    """A ``write_file`` that failed wrote nothing it could name: its replay says the write
+    failed and shows the text it was given, never "the text written"."""
+    (acp_env.cwd / "taken").mkdir()  # a directory where the write wants a file
+    first = FakeModelProvider.scripted(
+        fake_turn("", ("write_file", {"path": "taken", "content": "new text\n"})),
+        "That did not work.",
+    )
+    async with serving(acp_env, first) as served:
+        session_id = await served.start(acp_env.cwd)
+        await served.say(session_id, "Write taken.")
+    live = [u for u in served.client.updates if u.session_update == "tool_call_update"]
+    assert live[-1].status == "failed"
+    error = first.requests[1].messages[-1]
+    assert error.is_error
+
+    async with serving(acp_env, FakeModelProvider.scripted()) as served:
+        await served.start(acp_env.cwd)
+        served.client.updates.clear()
+        await served.conn.load_session(cwd=str(acp_env.cwd), session_id=session_id)
+        call = next(u for u in served.client.updates if u.session_update == "tool_call")
+    assert call.status == "failed"
+    said, result = (item.content.text for item in call.content)
+    assert "text written" not in said
+    assert said.startswith(f"{acp_env.cwd / 'taken'}: the write failed (its error is below)")
+    assert "new text" in said
+    assert error.content in result

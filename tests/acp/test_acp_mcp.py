@@ -5,6 +5,8 @@ and run by ``tool_call``, and scoped to the session that passed them."""
 from __future__ import annotations
 
 import json
+import logging
+import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -129,3 +131,71 @@ async def test_tool_call_in_its_other_accepted_shapes_is_shown_as_the_real_tool(
     assert "ping" in model.requests[2].messages[-1].content
     starts = [u for u in served.client.updates if u.session_update == "tool_call"]
     assert [start.title for start in starts] == [tool, tool]
+
+
+def _nothing_listens() -> str:
+    """An http URL on a port of 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/mcp"
+
+
+def _said(records: list[logging.LogRecord], text: str) -> list[str]:
+    return [
+        r.getMessage() for r in records if r.levelno >= logging.WARNING and text in r.getMessage()
+    ]
+
+
+async def test_a_client_server_that_fails_is_told_in_the_editor_and_once_on_stderr(
+    acp_env: Environment, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING)
+    command = str(acp_env.cwd / "no-such-server")
+    missing = schema.McpServerStdio(name="Broken Tools", command=command, args=[], env=[])
+    url = _nothing_listens()
+    dead = schema.HttpMcpServer(type="http", name="Remote", url=url, headers=[])
+    async with serving(acp_env, FakeModelProvider.scripted(), config=DEFERRED) as served:
+        await served.start(acp_env.cwd, mcp_servers=[toolbox(), missing, dead])
+        await served.client.advertised.wait()
+        told = served.client.text()
+        kinds = served.client.kinds()
+        served.client.updates.clear()
+        served.client.advertised.clear()
+        await served.conn.new_session(cwd=str(acp_env.cwd), mcp_servers=[dead])
+        await served.client.advertised.wait()
+        told_again = served.client.text()
+    assert kinds == ["agent_message_chunk"]
+    assert "`Remote`" in told_again  # the failed server it shares
+    assert "Broken Tools" not in told_again
+    broken, remote = told.strip().split("\n\n")
+    assert "`Broken Tools`" in broken
+    assert "No such file or directory" in broken
+    assert f"check its command, `{command}`" in broken
+    assert "`Remote`" in remote
+    assert "ConnectError" in remote
+    assert f"check that an MCP server answers at `{url}`" in remote
+    assert "Editor Tools" not in told  # it connected
+    assert len(_said(caplog.records, "No such file or directory")) == 1
+    assert len(_said(caplog.records, "ConnectError")) == 1
+
+
+async def test_a_loaded_session_tells_of_its_client_server_that_fails(
+    acp_env: Environment,
+) -> None:
+    async with serving(acp_env, FakeModelProvider.scripted("Hello.")) as served:
+        session_id = await served.start(acp_env.cwd)
+        await served.say(session_id, "Hi.")
+    command = str(acp_env.cwd / "no-such-server")
+    missing = schema.McpServerStdio(name="Broken Tools", command=command, args=[], env=[])
+    async with serving(acp_env, FakeModelProvider.scripted()) as served:
+        await served.start(acp_env.cwd)
+        served.client.updates.clear()
+        await served.conn.load_session(
+            cwd=str(acp_env.cwd), session_id=session_id, mcp_servers=[missing]
+        )
+        shown = [(u.session_update, u.content.text) for u in served.client.updates]
+    assert shown[:2] == [("user_message_chunk", "Hi."), ("agent_message_chunk", "Hello.")]
+    assert shown[2][0] == "agent_message_chunk"
+    assert shown[2][1].startswith("\n\n")  # a paragraph of its own, not glued to "Hello."
+    assert "`Broken Tools`" in shown[2][1]
