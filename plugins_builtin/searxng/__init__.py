@@ -10,13 +10,15 @@ error says so.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Final
 
+import anyio
 from annotated_types import Ge
 
-from hermes_core._plugin_support import shown_url, tls_context
+from hermes_core._plugin_support import read_capped, shown_url, tls_context
 from hermes_core.plugin import (
     DoctorCheckSpec,
     DoctorResult,
@@ -29,6 +31,9 @@ from hermes_core.plugin import (
 
 _NAME: Final = "searxng"
 _SNIPPET: Final = 600
+MAX_ANSWER_BYTES: Final = 8 << 20
+"""The longest answer read (8 MiB; one is tens of KB): a longer one is refused as it passes."""
+_HEADERS: Final = {"Accept-Encoding": "gzip, deflate"}  # the codings read_capped expands
 NO_INSTANCE: Final = (
     "searxng: no instance is configured: set plugins.entries.searxng.url to its address "
     "(http://127.0.0.1:8888)"
@@ -59,13 +64,26 @@ class Searxng:
         where = base.rstrip("/") + "/search"
         shown = shown_url(base)
         params = {"q": query, "format": "json", "pageno": "1"}
+        timeout = self.settings.timeout
         try:
-            async with httpx.AsyncClient(
-                timeout=self.settings.timeout, verify=tls_context()
-            ) as client:
-                response = await client.get(where, params=params)
+            async with httpx.AsyncClient(timeout=timeout, verify=tls_context()) as client:
+                # httpx's timeout bounds each read: the whole answer has the timeout, in all.
+                with anyio.fail_after(timeout):
+                    request = client.stream("GET", where, params=params, headers=_HEADERS)
+                    async with request as response:
+                        content = await read_capped(response, MAX_ANSWER_BYTES)
+        except TimeoutError:
+            raise WebSearchError(
+                f"searxng at {shown}: no whole answer within {timeout:g} s "
+                "(plugins.entries.searxng.timeout)"
+            ) from None
         except httpx.HTTPError as exc:
             raise WebSearchError(f"searxng at {shown}: {type(exc).__name__}: {exc}") from None
+        if content is None:
+            raise WebSearchError(
+                f"searxng at {shown} answered more than {MAX_ANSWER_BYTES >> 20} MiB, the most "
+                "a search answer may hold: not read"
+            )
         if response.status_code == 403:
             raise WebSearchError(
                 f"searxng at {shown} refuses the JSON format (HTTP 403): add json to "
@@ -74,8 +92,8 @@ class Searxng:
         if response.status_code != 200:
             raise WebSearchError(f"searxng at {shown}: HTTP {response.status_code}")
         try:
-            body: Any = response.json()
-        except ValueError:
+            body: Any = json.loads(content)
+        except (ValueError, RecursionError):
             raise WebSearchError(f"searxng at {shown} did not answer JSON") from None
         found = body.get("results") if isinstance(body, dict) else None
         if not isinstance(found, list):
