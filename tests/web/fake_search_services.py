@@ -160,3 +160,23 @@ def fake_flooding_search(how: str) -> Iterator[FakeService]:
 
     with _serving(respond) as service:
         yield service
+
+
+@contextmanager
+def fake_failing_search(status: int, headers: dict[str, str]) -> Iterator[FakeService]:
+    """A fake search service (SearXNG's and Brave's paths alike) answering every request with
+    ``status`` and ``headers`` (a rate limit's 429 and its Retry-After, a 503 of a service
+    down, a 404 of an address that is no instance)."""
+
+    def respond(handler: BaseHTTPRequestHandler, path: str, query: dict[str, list[str]]) -> None:
+        data = b"<html><body>not a search answer</body></html>"
+        handler.send_response(status)
+        for name, value in headers.items():
+            handler.send_header(name, value)
+        handler.send_header("Content-Type", "text/html")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    with _serving(respond) as service:
+        yield service

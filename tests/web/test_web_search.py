@@ -19,6 +19,7 @@ from fake_search_services import (
     BRAVE_KEY,
     FakeService,
     fake_brave,
+    fake_failing_search,
     fake_flooding_search,
     fake_searxng,
 )
@@ -290,3 +291,35 @@ def test_a_providers_answer_dripping_past_its_timeout_is_cut_off_naming_the_sett
     assert result.error_code == "TOOL_ERROR", result.text_content
     assert "no whole answer within 1 s" in result.text_content
     assert f"plugins.entries.{provider}.timeout" in result.text_content
+
+
+@pytest.mark.parametrize(
+    ("provider", "status", "headers", "said"),
+    [
+        (
+            "searxng",
+            429,
+            {"Retry-After": "30"},
+            "is limiting requests (HTTP 429); try again in 30 s, or let this machine pass "
+            "the instance's limiter (pass_ip in its limiter.toml)",
+        ),
+        ("searxng", 503, {}, "failed (HTTP 503 Service Unavailable); try again later"),
+        (
+            "searxng",
+            404,
+            {},
+            "HTTP 404 Not Found: is plugins.entries.searxng.url the address of a SearXNG instance?",
+        ),
+        ("brave", 503, {}, "brave: the service failed (HTTP 503 Service Unavailable); try again"),
+    ],
+)
+def test_a_providers_http_failure_says_what_to_do(
+    tmp_path: Path, provider: str, status: int, headers: dict[str, str], said: str
+) -> None:
+    with fake_failing_search(status, headers) as service:
+        entries = _flooded_entries(provider, service.url)
+        result = _search(tmp_path, entries, {"query": "otters"}, {"BRAVE_API_KEY": BRAVE_KEY})
+
+    assert result.error_code == "TOOL_ERROR"
+    assert said in result.text_content
+    assert "\n" not in result.text_content
