@@ -107,8 +107,13 @@ class Brave:
             wait = retry_after_seconds(response.headers.get("retry-after"))
             after = f"; try again in {wait:g} s" if wait is not None else ""
             raise WebSearchError(f"brave: too many requests (HTTP 429){after}")
+        if status >= 500:
+            raise WebSearchError(
+                f"brave: the service failed (HTTP {status} {response.reason_phrase}); try again "
+                "later"
+            )
         if status != 200:
-            raise WebSearchError(f"brave: HTTP {status}")
+            raise WebSearchError(f"brave: HTTP {status} {response.reason_phrase}")
         try:
             body: Any = json.loads(content)
         except (ValueError, RecursionError):

@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import anyio
 from annotated_types import Ge
 
-from hermes_core._plugin_support import read_capped, shown_url, tls_context
+from hermes_core._plugin_support import read_capped, retry_after_seconds, shown_url, tls_context
 from hermes_core.plugin import (
     DoctorCheckSpec,
     DoctorResult,
@@ -28,6 +28,9 @@ from hermes_core.plugin import (
     WebSearchProviderSpec,
     hookimpl,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 _NAME: Final = "searxng"
 _SNIPPET: Final = 600
@@ -90,7 +93,7 @@ class Searxng:
                 "search.formats in the instance's settings.yml"
             )
         if response.status_code != 200:
-            raise WebSearchError(f"searxng at {shown}: HTTP {response.status_code}")
+            raise WebSearchError(_failure(shown, response))
         try:
             body: Any = json.loads(content)
         except (ValueError, RecursionError):
@@ -100,6 +103,25 @@ class Searxng:
             raise WebSearchError(f"searxng at {shown}: the answer has no results list")
         results = [_result(item) for item in found]
         return [result for result in results if result is not None][:limit]
+
+
+def _failure(shown: str, response: httpx.Response) -> str:
+    """What an answer other than 200 (and 403) means, and what to do about it."""
+    status = response.status_code
+    code = f"HTTP {status} {response.reason_phrase}".rstrip()
+    if status == 429:
+        wait = retry_after_seconds(response.headers.get("retry-after"))
+        when = f"in {wait:g} s" if wait is not None else "later"
+        return (
+            f"searxng at {shown} is limiting requests (HTTP 429); try again {when}, or let this "
+            "machine pass the instance's limiter (pass_ip in its limiter.toml)"
+        )
+    if status >= 500:
+        return f"searxng at {shown} failed ({code}); try again later, or check the instance"
+    return (
+        f"searxng at {shown}: {code}: is plugins.entries.searxng.url the address of a SearXNG "
+        "instance?"
+    )
 
 
 def _result(item: object) -> WebResult | None:
