@@ -41,6 +41,13 @@ ARTICLE = f"""<!doctype html>
 </body></html>
 """.encode()
 
+LATIN1_TEXT = "Le café est très bon ici, et la crème brûlée du chef aussi, disent les clients. "
+LATIN1_PAGE = (
+    "<!doctype html><html><head><title>Café crème</title></head><body><article>"
+    f"<h1>Café crème</h1><p>{LATIN1_TEXT * 4}</p><p>{LATIN1_TEXT * 4}</p></article></body></html>"
+)
+"""A French page with no charset of its own (no BOM, no meta): its server names one."""
+
 BIG_BYTES = 20 * 1024 * 1024
 _BIG_PARAGRAPH = (
     b"<p>Paragraph %d of the very long page, one of many until the page weighs twenty "
@@ -214,6 +221,12 @@ def local_site() -> Iterator[LocalSite]:
             h, 200, "text/plain; charset=x-no-such-codec", b"Notes in an odd charset"
         ),
         "/rot13.txt": lambda h: _send(h, 200, "text/plain; charset=rot13", b"Abgrf"),
+        "/latin1": lambda h: _send(
+            h, 200, "text/html; charset=iso-8859-1", LATIN1_PAGE.encode("latin-1")
+        ),
+        "/utf8-said-latin1": lambda h: _send(
+            h, 200, "text/html; charset=iso-8859-1", LATIN1_PAGE.encode("utf-8")
+        ),
         "/article.gz": _encoded("gzip", lambda: _gzip(ARTICLE)),
         "/article.deflate": _encoded("deflate", lambda: _raw_deflate(ARTICLE)),
         "/bomb": _encoded("gzip", gzip_bomb),

@@ -22,6 +22,7 @@ from local_site import (
     DRIP_BYTES,
     DRIP_PAUSE,
     FOOTER,
+    LATIN1_TEXT,
     NAVIGATION,
     LocalSite,
     gzip_bomb,
@@ -259,6 +260,21 @@ def test_a_charset_no_codec_reads_is_read_as_utf8_with_a_note_beside_the_other_p
     assert "x-no-such-codec" in odd
     assert "Abgrf" in rot13
     assert ARTICLE_TEXT[0] in article
+
+
+def test_the_charset_the_server_names_reads_an_html_page_that_names_none(
+    site: LocalSite,
+) -> None:
+    # trafilatura guessed windows-1250 for the Latin-1 bytes ("crčme brűlée"); a body that is
+    # UTF-8 whatever the header says is still read as UTF-8.
+    result = _extract(
+        [site.url("/latin1", "news.example"), site.url("/utf8-said-latin1", "news.example")]
+    )
+
+    assert not result.is_error, result.text_content
+    for page in result.text_content.split("\n\n---\n\n"):
+        assert page.startswith("# Café crème\n"), page[:80]
+        assert LATIN1_TEXT.strip() in page
 
 
 def test_a_page_that_cannot_be_extracted_fails_its_url_and_the_others_are_kept(
