@@ -4,6 +4,7 @@ are; bounded in characters, with a note saying what was cut."""
 
 from __future__ import annotations
 
+import codecs
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,7 @@ def extract(page: Page, max_chars: int) -> Extracted:
     """The text of ``page``, cut at ``max_chars`` characters."""
     notes: list[str] = []
     if page.kind == "html":
-        title, text, whole = _html(page.body)
+        title, text, whole = _html(_markup(page.body, page.charset))
         if not text.strip():
             notes.append(NO_TEXT)
         elif whole:
@@ -61,7 +62,25 @@ def _decoded(body: bytes, charset: str | None, notes: list[str]) -> str:
         return body.decode("utf-8", errors="replace")
 
 
-def _html(body: bytes) -> tuple[str, str, bool]:
+def _markup(body: bytes, charset: str | None) -> bytes | str:
+    """``body`` as trafilatura should read it: as text in the charset the server named, when
+    the body is not UTF-8 (trafilatura ignores the header: it reads UTF-8, else guesses, and
+    guessed windows-1250 for Latin-1 French); as bytes otherwise, for it to read a BOM, UTF-8,
+    a ``<meta charset>`` or a guess. A body in valid UTF-8 is UTF-8 whatever the header says:
+    no page of another charset with a non-ASCII letter is valid UTF-8 by chance."""
+    if charset is None:
+        return body
+    try:  # not final: a page cut at max_bytes may end inside a character
+        codecs.getincrementaldecoder("utf-8")().decode(body, final=False)
+    except UnicodeDecodeError:
+        try:
+            return body.decode(charset, errors="replace")
+        except LookupError:  # a name no codec has: the header says nothing useful
+            return body
+    return body
+
+
+def _html(body: bytes | str) -> tuple[str, str, bool]:
     try:
         import trafilatura
     except ImportError as exc:
