@@ -277,6 +277,19 @@ def test_the_charset_the_server_names_reads_an_html_page_that_names_none(
         assert LATIN1_TEXT.strip() in page
 
 
+def test_plain_text_without_a_charset_and_not_utf8_is_read_as_windows_1252_with_a_note(
+    site: LocalSite,
+) -> None:
+    # It was read as UTF-8, each accented letter a U+FFFD, and nothing said so.
+    result = _extract([site.url("/latin1.txt", "news.example")])
+
+    assert not result.is_error, result.text_content
+    assert LATIN1_TEXT.strip() in result.text_content
+    assert "[the page names no charset and is not UTF-8: read as windows-1252]" in (
+        result.text_content
+    )
+
+
 def test_a_page_that_cannot_be_extracted_fails_its_url_and_the_others_are_kept(
     site: LocalSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
