@@ -40,7 +40,13 @@ def extract(page: Page, max_chars: int) -> Extracted:
         elif whole:
             notes.append("no main article was found: this is the whole text of the page")
     else:
-        title, text = "", _decoded(page.body, page.charset, notes)
+        charset = page.charset
+        if charset is None and page.content_type.startswith("text/") and not _utf8(page.body):
+            # JSON is UTF-8 by its RFC; text with no name and not UTF-8 is most likely the
+            # web's default, windows-1252 (what a browser reads it as here, WHATWG).
+            charset = "windows-1252"
+            notes.append("the page names no charset and is not UTF-8: read as windows-1252")
+        title, text = "", _decoded(page.body, charset, notes)
     chars = len(text)
     if chars > max_chars:
         cut_at = text.rfind(" ", max_chars - 200, max_chars)
@@ -70,14 +76,21 @@ def _markup(body: bytes, charset: str | None) -> bytes | str:
     no page of another charset with a non-ASCII letter is valid UTF-8 by chance."""
     if charset is None:
         return body
-    try:  # not final: a page cut at max_bytes may end inside a character
+    if _utf8(body):
+        return body
+    try:
+        return body.decode(charset, errors="replace")
+    except LookupError:  # a name no codec has: the header says nothing useful
+        return body
+
+
+def _utf8(body: bytes) -> bool:
+    """Whether ``body`` is valid UTF-8, but for a character cut at its end (``max_bytes``)."""
+    try:
         codecs.getincrementaldecoder("utf-8")().decode(body, final=False)
     except UnicodeDecodeError:
-        try:
-            return body.decode(charset, errors="replace")
-        except LookupError:  # a name no codec has: the header says nothing useful
-            return body
-    return body
+        return False
+    return True
 
 
 def _html(body: bytes | str) -> tuple[str, str, bool]:
