@@ -135,6 +135,8 @@ def test_a_redirect_loop_stops_at_max_redirects(site: LocalSite) -> None:
 
     assert result.error_code == "TOOL_ERROR"
     assert "more than 3 redirects" in result.text_content
+    # The address in full, as the others in the result are (the answer said "/loop").
+    assert f"(the last to {site.url('/loop', 'news.example')})" in result.text_content
 
 
 @pytest.mark.parametrize(
