@@ -48,6 +48,17 @@ LATIN1_PAGE = (
 )
 """A French page with no charset of its own (no BOM, no meta): its server names one."""
 
+LONG_ARTICLE = (
+    b"<!doctype html><html><body><article><h1>A long article</h1>"
+    + b"".join(
+        b"<p>Otter %d of the valley, counted again by the survey team.</p>\n" % n
+        for n in range(20_000)
+    )
+    + b"</article></body></html>"
+)
+"""1.3 MB of HTML, 20,000 paragraphs; gzipped (what /gzip-as-html serves, as text/html with no
+coding named), about 50 KB."""
+
 BIG_BYTES = 20 * 1024 * 1024
 _BIG_PARAGRAPH = (
     b"<p>Paragraph %d of the very long page, one of many until the page weighs twenty "
@@ -221,6 +232,7 @@ def local_site() -> Iterator[LocalSite]:
             h, 200, "text/plain; charset=x-no-such-codec", b"Notes in an odd charset"
         ),
         "/rot13.txt": lambda h: _send(h, 200, "text/plain; charset=rot13", b"Abgrf"),
+        "/gzip-as-html": lambda h: _send(h, 200, "text/html", _gzip(LONG_ARTICLE)),
         "/latin1.txt": lambda h: _send(h, 200, "text/plain", LATIN1_TEXT.encode("cp1252")),
         "/latin1": lambda h: _send(
             h, 200, "text/html; charset=iso-8859-1", LATIN1_PAGE.encode("latin-1")

@@ -292,6 +292,15 @@ def test_plain_text_without_a_charset_and_not_utf8_is_read_as_windows_1252_with_
     )
 
 
+def test_a_gzip_file_served_as_html_expands_no_further_than_max_bytes(site: LocalSite) -> None:
+    # trafilatura expands a body that is a gzip (or zstd, brotli, zlib) file itself, up to its
+    # own 20 MB: 56 KB on the wire were 18 MB of HTML, 1 GB of memory and 4 minutes of CPU.
+    result = _extract([site.url("/gzip-as-html", "news.example")], max_bytes=100_000)
+
+    (page,) = result.structured["pages"]
+    assert page.get("chars", 0) <= 100_000, page
+
+
 def test_a_page_that_cannot_be_extracted_fails_its_url_and_the_others_are_kept(
     site: LocalSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
