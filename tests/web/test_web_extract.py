@@ -299,6 +299,13 @@ def test_a_gzip_file_served_as_html_expands_no_further_than_max_bytes(site: Loca
 
     (page,) = result.structured["pages"]
     assert page.get("chars", 0) <= 100_000, page
+    assert (
+        "[the page is a compressed file that expands past max_bytes (100,000 bytes): not read]"
+        in (result.text_content)
+    )
+    within = _extract([site.url("/gzip-as-html", "news.example")], max_bytes=2_000_000)
+    # Within the cap it is read, as trafilatura reads such a body.
+    assert "Otter 0 of the valley, counted again" in within.text_content
 
 
 def test_a_page_that_cannot_be_extracted_fails_its_url_and_the_others_are_kept(
