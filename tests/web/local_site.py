@@ -232,6 +232,16 @@ def local_site() -> Iterator[LocalSite]:
             h, 200, "text/plain; charset=x-no-such-codec", b"Notes in an odd charset"
         ),
         "/rot13.txt": lambda h: _send(h, 200, "text/plain; charset=rot13", b"Abgrf"),
+        "/huge-title": lambda h: _send(
+            h,
+            200,
+            "text/html; charset=utf-8",
+            b"<html><head><title>"
+            + b"Read me " * 100_000
+            + b"</title></head><body><article><p>"
+            + ARTICLE_TEXT[1].encode()
+            + b"</p></article></body></html>",
+        ),
         "/gzip-as-html": lambda h: _send(h, 200, "text/html", _gzip(LONG_ARTICLE)),
         "/latin1.txt": lambda h: _send(h, 200, "text/plain", LATIN1_TEXT.encode("cp1252")),
         "/latin1": lambda h: _send(

@@ -308,6 +308,18 @@ def test_a_gzip_file_served_as_html_expands_no_further_than_max_bytes(site: Loca
     assert "Otter 0 of the valley, counted again" in within.text_content
 
 
+def test_a_pages_title_is_bounded_as_its_text_is(site: LocalSite) -> None:
+    # An 800,000-character <title> came back whole, past max_chars (20000).
+    result = _extract([site.url("/huge-title", "news.example")])
+
+    assert not result.is_error, result.text_content
+    (page,) = result.structured["pages"]
+    assert len(page["title"]) <= 300
+    assert page["title"].startswith("Read me Read me")
+    assert len(result.text_content) < 2_000
+    assert ARTICLE_TEXT[1] in result.text_content
+
+
 def test_a_page_that_cannot_be_extracted_fails_its_url_and_the_others_are_kept(
     site: LocalSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
