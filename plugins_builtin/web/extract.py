@@ -19,6 +19,8 @@ NO_TEXT: str = (
 )
 
 
+MAX_TITLE = 300
+"""The longest title given (as web_search's titles): a page's <title> may be megabytes."""
 _COMPRESSED = (b"\x1f\x8b\x08", b"\x28\xb5\x2f\xfd")
 """How a gzip and a zstd file begin: a body trafilatura expands (up to ``max_bytes``)."""
 
@@ -57,6 +59,9 @@ def extract(page: Page, max_chars: int, max_bytes: int) -> Extracted:
             charset = "windows-1252"
             notes.append("the page names no charset and is not UTF-8: read as windows-1252")
         title, text = "", _decoded(page.body, charset, notes)
+    if len(title) > MAX_TITLE:  # the page's to choose, as its text is: bounded as well
+        cut_at = title.rfind(" ", MAX_TITLE - 60, MAX_TITLE - 3)
+        title = title[: cut_at if cut_at > 0 else MAX_TITLE - 3].rstrip() + "..."
     chars = len(text)
     if chars > max_chars:
         cut_at = text.rfind(" ", max_chars - 200, max_chars)
