@@ -78,7 +78,8 @@ def main(rounds: int) -> None:
             return anyio.run(fetcher.fetch, f"http://127.0.0.1:{port}{path}")
 
         def fetch_and_extract(path: str) -> object:
-            return extract(anyio.run(fetcher.fetch, f"http://127.0.0.1:{port}{path}"), 10**7)
+            page = anyio.run(fetcher.fetch, f"http://127.0.0.1:{port}{path}")
+            return extract(page, 10**7, settings.max_bytes)
 
         ways: dict[str, Callable[[str], object]] = {
             "fetch": fetch,

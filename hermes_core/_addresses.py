@@ -69,6 +69,7 @@ _REFUSED: Final = [
 ]
 
 _NAT64: Final = ipaddress.ip_network("64:ff9b::/96")
+_CARRIED: Final = ", carried in an IPv6 address"
 
 
 class AddressRefused(HermesError):
@@ -101,9 +102,9 @@ class AddressRefused(HermesError):
         if address is None:
             why = rule
         elif host and _literal(host) is None:
-            why = f"{host} resolves to {address}, a {rule} address"
+            why = f"{host} resolves to {address}, {_kind_of(rule)}"
         else:
-            why = f"{address} is a {rule} address"
+            why = f"{address} is {_kind_of(rule)}"
         allow = (
             f"; to allow this host, the user adds {host!r} to {setting}"
             if host and address is not None
@@ -113,6 +114,14 @@ class AddressRefused(HermesError):
             f"refused to fetch {shown}: {why}. Tools may not reach this machine's services, its "
             f"local network or a cloud metadata endpoint{allow}."
         )
+
+
+def _kind_of(rule: str) -> str:
+    """``rule`` (of :func:`refusal_rule`) as what the address is: "a private (10.0.0.0/8)
+    address", "an IPv6 address carrying a loopback (127.0.0.0/8) address"."""
+    inner, carried, _ = rule.partition(_CARRIED)
+    kind = f"{'an' if inner[:1] in 'aeiou' else 'a'} {inner} address"
+    return f"an IPv6 address carrying {kind}" if carried else kind
 
 
 def _literal(host: str) -> _Address | None:
@@ -138,7 +147,7 @@ def refusal_rule(address: _Address) -> str | None:
         if inner is not None:
             carried = refusal_rule(inner)
             if carried is not None:
-                return f"{carried}, carried in an IPv6 address"
+                return f"{carried}{_CARRIED}"
     if not address.is_global:
         return "reserved (not globally routable)"
     return None

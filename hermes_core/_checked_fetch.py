@@ -145,11 +145,12 @@ class CheckedFetcher:
         try:
             location = response.headers.get("location")
             if response.status_code in _REDIRECTS and location:
+                target = str(httpx.URL(current).join(location))
                 if len(redirects) >= self.max_redirects:
                     raise FetchError(
-                        f"{url}: more than {self.max_redirects} redirects (the last to {location})"
+                        f"{url}: more than {self.max_redirects} redirects (the last to {target})"
                     )
-                return str(httpx.URL(current).join(location))
+                return target
             return await self._read(response, url, current, redirects, refuse)
         finally:
             with anyio.CancelScope(shield=True):  # closed even when the deadline cut it short

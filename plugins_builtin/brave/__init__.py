@@ -10,14 +10,21 @@ search URL), ``timeout`` (15 s).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Final
 
+import anyio
 from annotated_types import Ge
 
-from hermes_core._plugin_support import retry_after_seconds, secret_variable, tls_context
+from hermes_core._plugin_support import (
+    read_capped,
+    retry_after_seconds,
+    secret_variable,
+    tls_context,
+)
 from hermes_core.plugin import (
     DoctorCheckSpec,
     DoctorResult,
@@ -34,6 +41,8 @@ ENDPOINT: Final = "https://api.search.brave.com/res/v1/web/search"
 MAX_COUNT: Final = 20
 """The most results the API gives in one page."""
 _SNIPPET: Final = 600
+MAX_ANSWER_BYTES: Final = 8 << 20
+"""The longest answer read (8 MiB; one is a few KB): a longer one is refused as it passes."""
 _TAG = re.compile(r"<[^>]{0,200}>")
 
 
@@ -64,15 +73,33 @@ class Brave:
             raise WebSearchError(no_key(variable))
         import httpx  # here: a host that never searches never imports it
 
-        headers = {"Accept": "application/json", "X-Subscription-Token": key}
+        headers = {
+            "Accept": "application/json",
+            "Accept-Encoding": "gzip, deflate",  # the codings read_capped expands, step by step
+            "X-Subscription-Token": key,
+        }
         params = {"q": query, "count": str(max(1, min(limit, MAX_COUNT)))}
+        timeout = self.settings.timeout
         try:
-            async with httpx.AsyncClient(
-                timeout=self.settings.timeout, verify=tls_context()
-            ) as client:
-                response = await client.get(self.settings.endpoint, params=params, headers=headers)
+            async with httpx.AsyncClient(timeout=timeout, verify=tls_context()) as client:
+                # httpx's timeout bounds each read: the whole answer has the timeout, in all.
+                with anyio.fail_after(timeout):
+                    request = client.stream(
+                        "GET", self.settings.endpoint, params=params, headers=headers
+                    )
+                    async with request as response:
+                        content = await read_capped(response, MAX_ANSWER_BYTES)
+        except TimeoutError:
+            raise WebSearchError(
+                f"brave: no whole answer within {timeout:g} s (plugins.entries.brave.timeout)"
+            ) from None
         except httpx.HTTPError as exc:
             raise WebSearchError(f"brave: {type(exc).__name__}: {exc}") from None
+        if content is None:
+            raise WebSearchError(
+                f"brave answered more than {MAX_ANSWER_BYTES >> 20} MiB, the most a search "
+                "answer may hold: not read"
+            )
         status = response.status_code
         if status in (401, 403):
             raise WebSearchError(f"brave: the key in {variable} was refused (HTTP {status})")
@@ -80,11 +107,16 @@ class Brave:
             wait = retry_after_seconds(response.headers.get("retry-after"))
             after = f"; try again in {wait:g} s" if wait is not None else ""
             raise WebSearchError(f"brave: too many requests (HTTP 429){after}")
+        if status >= 500:
+            raise WebSearchError(
+                f"brave: the service failed (HTTP {status} {response.reason_phrase}); try again "
+                "later"
+            )
         if status != 200:
-            raise WebSearchError(f"brave: HTTP {status}")
+            raise WebSearchError(f"brave: HTTP {status} {response.reason_phrase}")
         try:
-            body: Any = response.json()
-        except ValueError:
+            body: Any = json.loads(content)
+        except (ValueError, RecursionError):
             raise WebSearchError("brave: the answer is not JSON") from None
         web = body.get("web") if isinstance(body, dict) else None
         found = web.get("results", []) if isinstance(web, dict) else []

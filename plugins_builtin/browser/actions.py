@@ -33,6 +33,8 @@ __all__ = ["STATE_KEY", "BrowserActions", "close_session_browser"]
 _LOCK_KEY = "browser.starting"
 _PAGE_TYPES = ("text/", "application/xhtml+xml", "application/xml", "application/json")
 """The content types Chromium shows as a page the snapshot can read."""
+_TITLE = 300
+_URL = 2048
 _REF = re.compile(r"(?:f[0-9]{1,6})?e[0-9]{1,9}")
 _INSTALL_PLAYWRIGHT = (
     "the browser tools need Playwright for Python: pip install 'hermes-core-agent[browser]'"
@@ -173,7 +175,7 @@ class BrowserActions:
             path = _free_path(folder)
             with create_private_file(path) as handle:
                 handle.write(data)
-            text = f"saved a screenshot of {browser.page.url} ({len(data)} bytes) to {path}"
+            text = f"saved a screenshot of {_shown(browser.page.url)} ({len(data)} bytes) to {path}"
             return _result(browser, text, structured={"path": str(path), "bytes": len(data)})
 
         return await self._run(session, act)
@@ -189,7 +191,7 @@ class BrowserActions:
 
         async def act(browser: SessionBrowser) -> ToolResult:
             data = await browser.page.screenshot(type="png")
-            url = browser.page.url
+            url = _shown(browser.page.url)
             try:
                 answer = await model.look(ImagePart("image/png", data), question)
             except ModelError as exc:
@@ -264,10 +266,12 @@ class BrowserActions:
             snapshot = (
                 snapshot[:limit] + f"\n[snapshot cut at {limit} of {len(snapshot)} characters]"
             )
-        title = await page.title()
+        # The page chooses its title and (history.replaceState) its address: bounded too.
+        title = (await page.title())[:_TITLE]
+        url = _shown(page.url)
         lines = [done] if done else []
-        lines += [f"page: {title[:200]!r} at {page.url}", snapshot]
-        structured: dict[str, Any] = {"url": page.url, "title": title}
+        lines += [f"page: {title[:200]!r} at {url}", snapshot]
+        structured: dict[str, Any] = {"url": url, "title": title}
         if status is not None:  # a navigation's answer (HTTP status)
             structured["status"] = status
         return _result(browser, "\n".join(lines), structured=structured)
@@ -374,6 +378,11 @@ def _result(browser: SessionBrowser, text: str, *, structured: object = None) ->
     if notes:
         text += "\n" + "\n".join(f"note: {note}" for note in notes)
     return ToolResult.text(text, structured=structured)
+
+
+def _shown(url: str) -> str:
+    """A page's address as a result gives it: the page may have made it 2 MB long."""
+    return url if len(url) <= _URL else url[:_URL] + "..."
 
 
 def _first_line(exc: BaseException) -> str:

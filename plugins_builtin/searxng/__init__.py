@@ -10,13 +10,15 @@ error says so.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
+import anyio
 from annotated_types import Ge
 
-from hermes_core._plugin_support import shown_url, tls_context
+from hermes_core._plugin_support import read_capped, retry_after_seconds, shown_url, tls_context
 from hermes_core.plugin import (
     DoctorCheckSpec,
     DoctorResult,
@@ -27,8 +29,14 @@ from hermes_core.plugin import (
     hookimpl,
 )
 
+if TYPE_CHECKING:
+    import httpx
+
 _NAME: Final = "searxng"
 _SNIPPET: Final = 600
+MAX_ANSWER_BYTES: Final = 8 << 20
+"""The longest answer read (8 MiB; one is tens of KB): a longer one is refused as it passes."""
+_HEADERS: Final = {"Accept-Encoding": "gzip, deflate"}  # the codings read_capped expands
 NO_INSTANCE: Final = (
     "searxng: no instance is configured: set plugins.entries.searxng.url to its address "
     "(http://127.0.0.1:8888)"
@@ -59,29 +67,61 @@ class Searxng:
         where = base.rstrip("/") + "/search"
         shown = shown_url(base)
         params = {"q": query, "format": "json", "pageno": "1"}
+        timeout = self.settings.timeout
         try:
-            async with httpx.AsyncClient(
-                timeout=self.settings.timeout, verify=tls_context()
-            ) as client:
-                response = await client.get(where, params=params)
+            async with httpx.AsyncClient(timeout=timeout, verify=tls_context()) as client:
+                # httpx's timeout bounds each read: the whole answer has the timeout, in all.
+                with anyio.fail_after(timeout):
+                    request = client.stream("GET", where, params=params, headers=_HEADERS)
+                    async with request as response:
+                        content = await read_capped(response, MAX_ANSWER_BYTES)
+        except TimeoutError:
+            raise WebSearchError(
+                f"searxng at {shown}: no whole answer within {timeout:g} s "
+                "(plugins.entries.searxng.timeout)"
+            ) from None
         except httpx.HTTPError as exc:
             raise WebSearchError(f"searxng at {shown}: {type(exc).__name__}: {exc}") from None
+        if content is None:
+            raise WebSearchError(
+                f"searxng at {shown} answered more than {MAX_ANSWER_BYTES >> 20} MiB, the most "
+                "a search answer may hold: not read"
+            )
         if response.status_code == 403:
             raise WebSearchError(
                 f"searxng at {shown} refuses the JSON format (HTTP 403): add json to "
                 "search.formats in the instance's settings.yml"
             )
         if response.status_code != 200:
-            raise WebSearchError(f"searxng at {shown}: HTTP {response.status_code}")
+            raise WebSearchError(_failure(shown, response))
         try:
-            body: Any = response.json()
-        except ValueError:
+            body: Any = json.loads(content)
+        except (ValueError, RecursionError):
             raise WebSearchError(f"searxng at {shown} did not answer JSON") from None
         found = body.get("results") if isinstance(body, dict) else None
         if not isinstance(found, list):
             raise WebSearchError(f"searxng at {shown}: the answer has no results list")
         results = [_result(item) for item in found]
         return [result for result in results if result is not None][:limit]
+
+
+def _failure(shown: str, response: httpx.Response) -> str:
+    """What an answer other than 200 (and 403) means, and what to do about it."""
+    status = response.status_code
+    code = f"HTTP {status} {response.reason_phrase}".rstrip()
+    if status == 429:
+        wait = retry_after_seconds(response.headers.get("retry-after"))
+        when = f"in {wait:g} s" if wait is not None else "later"
+        return (
+            f"searxng at {shown} is limiting requests (HTTP 429); try again {when}, or let this "
+            "machine pass the instance's limiter (pass_ip in its limiter.toml)"
+        )
+    if status >= 500:
+        return f"searxng at {shown} failed ({code}); try again later, or check the instance"
+    return (
+        f"searxng at {shown}: {code}: is plugins.entries.searxng.url the address of a SearXNG "
+        "instance?"
+    )
 
 
 def _result(item: object) -> WebResult | None:

@@ -99,7 +99,8 @@ class WebExtract:
         from .extract import extract
 
         page = await fetcher.fetch(url)
-        got = await anyio.to_thread.run_sync(extract, page, self.settings.max_chars)
+        settings = self.settings
+        got = await anyio.to_thread.run_sync(extract, page, settings.max_chars, settings.max_bytes)
         lines = [f"# {got.title}" if got.title else "# (untitled)", f"URL: {page.final_url}"]
         if page.redirects:
             lines.append(f"(redirected from {page.url})")

@@ -4,6 +4,7 @@ are; bounded in characters, with a note saying what was cut."""
 
 from __future__ import annotations
 
+import codecs
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,12 @@ NO_TEXT: str = (
 )
 
 
+MAX_TITLE = 300
+"""The longest title given (as web_search's titles): a page's <title> may be megabytes."""
+_COMPRESSED = (b"\x1f\x8b\x08", b"\x28\xb5\x2f\xfd")
+"""How a gzip and a zstd file begin: a body trafilatura expands (up to ``max_bytes``)."""
+
+
 @dataclass(frozen=True)
 class Extracted:
     """A page's ``title`` (may be empty), its ``text`` within the cap, the ``chars`` it had
@@ -29,17 +36,32 @@ class Extracted:
     notes: list[str]
 
 
-def extract(page: Page, max_chars: int) -> Extracted:
-    """The text of ``page``, cut at ``max_chars`` characters."""
+def extract(page: Page, max_chars: int, max_bytes: int) -> Extracted:
+    """The text of ``page``, cut at ``max_chars`` characters; a body that is a compressed file
+    itself expands to ``max_bytes`` at most."""
     notes: list[str] = []
     if page.kind == "html":
-        title, text, whole = _html(page.body)
-        if not text.strip():
+        title, text, whole = _html(page.body, page.charset, max_bytes)
+        if not text.strip() and page.body.startswith(_COMPRESSED):
+            notes.append(
+                f"the page is a compressed file that expands past max_bytes ({max_bytes:,} "
+                "bytes): not read"
+            )
+        elif not text.strip():
             notes.append(NO_TEXT)
         elif whole:
             notes.append("no main article was found: this is the whole text of the page")
     else:
-        title, text = "", _decoded(page.body, page.charset, notes)
+        charset = page.charset
+        if charset is None and page.content_type.startswith("text/") and not _utf8(page.body):
+            # JSON is UTF-8 by its RFC; text with no name and not UTF-8 is most likely the
+            # web's default, windows-1252 (what a browser reads it as here, WHATWG).
+            charset = "windows-1252"
+            notes.append("the page names no charset and is not UTF-8: read as windows-1252")
+        title, text = "", _decoded(page.body, charset, notes)
+    if len(title) > MAX_TITLE:  # the page's to choose, as its text is: bounded as well
+        cut_at = title.rfind(" ", MAX_TITLE - 60, MAX_TITLE - 3)
+        title = title[: cut_at if cut_at > 0 else MAX_TITLE - 3].rstrip() + "..."
     chars = len(text)
     if chars > max_chars:
         cut_at = text.rfind(" ", max_chars - 200, max_chars)
@@ -61,15 +83,45 @@ def _decoded(body: bytes, charset: str | None, notes: list[str]) -> str:
         return body.decode("utf-8", errors="replace")
 
 
-def _html(body: bytes) -> tuple[str, str, bool]:
+def _markup(body: bytes, charset: str | None, cap: int) -> str:
+    """``body`` as text for trafilatura: in the charset the server named, when the body is not
+    UTF-8 (trafilatura ignores the header: it reads UTF-8, else guesses, and guessed
+    windows-1250 for Latin-1 French); otherwise as trafilatura reads bytes (a BOM, UTF-8, a
+    ``<meta charset>``, a guess), a body that is a compressed file expanded to ``cap`` bytes at
+    most: given bytes, trafilatura expands it to its own 20 MB (56 KB read were 18 MB of HTML,
+    1 GB of memory and minutes of CPU). A body in valid UTF-8 is UTF-8 whatever the header
+    says: no page of another charset with a non-ASCII letter is valid UTF-8 by chance."""
+    if charset is not None and not _utf8(body):
+        try:
+            return body.decode(charset, errors="replace")
+        except LookupError:  # a name no codec has: the header says nothing useful
+            pass
+    try:
+        from trafilatura.utils import decode_file
+    except ImportError:  # a trafilatura that moved it: UTF-8, which it reads first too
+        return body.decode("utf-8", errors="replace")
+    return decode_file(body, max_size=cap)
+
+
+def _utf8(body: bytes) -> bool:
+    """Whether ``body`` is valid UTF-8, but for a character cut at its end (``max_bytes``)."""
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(body, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _html(body: bytes, charset: str | None, cap: int) -> tuple[str, str, bool]:
     try:
         import trafilatura
     except ImportError as exc:
         raise RuntimeError(f"web_extract needs trafilatura: {INSTALL} ({exc})") from None
     _quiet("trafilatura")
-    tree = trafilatura.load_html(body)
+    markup = _markup(body, charset, cap)
+    tree = trafilatura.load_html(markup)
     if tree is None:
-        return "", trafilatura.html2txt(body) or "", True
+        return "", trafilatura.html2txt(markup) or "", True
     # The title alone, not extract_metadata: that also hunts for dates and authors across the
     # whole page and costs as much as the extraction itself (benchmarks/web_extract.py).
     title = _title(tree)
@@ -78,7 +130,7 @@ def _html(body: bytes) -> tuple[str, str, bool]:
     )
     if text:
         return title, _without_title(text, title), False
-    return title, trafilatura.html2txt(body) or "", True
+    return title, trafilatura.html2txt(markup) or "", True
 
 
 def _without_title(text: str, title: str) -> str:

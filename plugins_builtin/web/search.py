@@ -4,7 +4,9 @@ bundled: ``searxng``, ``brave``), its results as title / URL / snippet."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
+from urllib.parse import quote
 
 from hermes_core import HermesError
 from hermes_core.plugin import (
@@ -19,6 +21,8 @@ from hermes_core.plugin import (
 _TITLE: Final = 300
 _SNIPPET: Final = 600
 _URL: Final = 2048
+_BREAKS: Final = re.compile(r"[\s\x00-\x1f\x7f]")
+"""What no URL holds and a line of the list must not: each is percent-encoded in a URL."""
 NO_PROVIDER: Final = (
     "web_search has no search provider: the user sets plugins.entries.web.search_provider to "
     "searxng (with plugins.entries.searxng.url) or brave (with BRAVE_API_KEY), see docs/web.md"
@@ -69,7 +73,7 @@ def _bounded(result: WebResult) -> WebResult:
     """A provider's result cut to sizes a model should read (a provider is a plugin)."""
     return WebResult(
         title=" ".join(str(result.title).split())[:_TITLE],
-        url=str(result.url)[:_URL],
+        url=_BREAKS.sub(lambda found: quote(found.group()), str(result.url))[:_URL],
         snippet=" ".join(str(result.snippet).split())[:_SNIPPET],
     )
 

@@ -177,3 +177,27 @@ def test_allowed_hosts_are_typed_settings_checked_where_they_are_written(
     for wrong in ["http://wiki.corp/", "wiki.corp:8080", "10.0.0.0/33", "", "a b", "*"]:
         with pytest.raises(PluginSettingsError, match="allowed_hosts"):
             context({"allowed_hosts": [wrong]}).settings_as(_Settings)
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        (
+            "http://[::ffff:10.0.0.1]/",
+            "::ffff:10.0.0.1 is an IPv6 address carrying a private (10.0.0.0/8) address.",
+        ),
+        (
+            "http://[2002:a9fe:a9fe::]/",
+            "2002:a9fe:a9fe:: is an IPv6 address carrying a cloud metadata address.",
+        ),
+        ("http://0.0.0.0/", "0.0.0.0 is an unspecified (0.0.0.0/8) address."),
+        ("http://127.0.0.1/", "127.0.0.1 is a loopback (127.0.0.0/8) address."),
+    ],
+)
+def test_the_refusal_reads_as_a_sentence_whatever_the_rule(url: str, said: str) -> None:
+    # It read "is a private (10.0.0.0/8), carried in an IPv6 address address" and
+    # "is a unspecified": a user reads this line to decide whether to allow the host.
+    with pytest.raises(AddressRefused) as refused:
+        check_url(url, resolve=_resolve)
+
+    assert said in str(refused.value)

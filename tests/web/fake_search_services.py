@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -123,6 +124,59 @@ def fake_brave() -> Iterator[FakeService]:
             _answer(handler, 401, {"type": "ErrorResponse", "error": {"status": 401}})
         else:
             _answer(handler, 200, recorded)
+
+    with _serving(respond) as service:
+        yield service
+
+
+FLOOD_BYTES = 64 * 1024 * 1024
+DRIP_PAUSE = 0.25
+DRIP_BYTES = 80
+
+
+@contextmanager
+def fake_flooding_search(how: str) -> Iterator[FakeService]:
+    """A fake search service (SearXNG's and Brave's paths alike) whose every answer is a 200
+    of JSON that never ends well: ``flood``, 64 MiB of it (a search answer is a few KB);
+    ``drip``, a byte every quarter of a second, 80 in all (20 s)."""
+
+    def respond(handler: BaseHTTPRequestHandler, path: str, query: dict[str, list[str]]) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.end_headers()  # no length: the answer ends when the connection closes
+        try:
+            if how == "flood":
+                handler.wfile.write(b'{"results": [], "web": {"results": []}, "pad": "')
+                for _ in range(FLOOD_BYTES >> 20):
+                    handler.wfile.write(b" " * (1 << 20))
+                handler.wfile.write(b'"}')
+            else:
+                for _ in range(DRIP_BYTES):
+                    handler.wfile.write(b" ")
+                    handler.wfile.flush()
+                    time.sleep(DRIP_PAUSE)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the reader stopped, as it should
+
+    with _serving(respond) as service:
+        yield service
+
+
+@contextmanager
+def fake_failing_search(status: int, headers: dict[str, str]) -> Iterator[FakeService]:
+    """A fake search service (SearXNG's and Brave's paths alike) answering every request with
+    ``status`` and ``headers`` (a rate limit's 429 and its Retry-After, a 503 of a service
+    down, a 404 of an address that is no instance)."""
+
+    def respond(handler: BaseHTTPRequestHandler, path: str, query: dict[str, list[str]]) -> None:
+        data = b"<html><body>not a search answer</body></html>"
+        handler.send_response(status)
+        for name, value in headers.items():
+            handler.send_header(name, value)
+        handler.send_header("Content-Type", "text/html")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
 
     with _serving(respond) as service:
         yield service

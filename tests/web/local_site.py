@@ -41,6 +41,24 @@ ARTICLE = f"""<!doctype html>
 </body></html>
 """.encode()
 
+LATIN1_TEXT = "Le café est très bon ici, et la crème brûlée du chef aussi, disent les clients. "
+LATIN1_PAGE = (
+    "<!doctype html><html><head><title>Café crème</title></head><body><article>"
+    f"<h1>Café crème</h1><p>{LATIN1_TEXT * 4}</p><p>{LATIN1_TEXT * 4}</p></article></body></html>"
+)
+"""A French page with no charset of its own (no BOM, no meta): its server names one."""
+
+LONG_ARTICLE = (
+    b"<!doctype html><html><body><article><h1>A long article</h1>"
+    + b"".join(
+        b"<p>Otter %d of the valley, counted again by the survey team.</p>\n" % n
+        for n in range(20_000)
+    )
+    + b"</article></body></html>"
+)
+"""1.3 MB of HTML, 20,000 paragraphs; gzipped (what /gzip-as-html serves, as text/html with no
+coding named), about 50 KB."""
+
 BIG_BYTES = 20 * 1024 * 1024
 _BIG_PARAGRAPH = (
     b"<p>Paragraph %d of the very long page, one of many until the page weighs twenty "
@@ -214,6 +232,24 @@ def local_site() -> Iterator[LocalSite]:
             h, 200, "text/plain; charset=x-no-such-codec", b"Notes in an odd charset"
         ),
         "/rot13.txt": lambda h: _send(h, 200, "text/plain; charset=rot13", b"Abgrf"),
+        "/huge-title": lambda h: _send(
+            h,
+            200,
+            "text/html; charset=utf-8",
+            b"<html><head><title>"
+            + b"Read me " * 100_000
+            + b"</title></head><body><article><p>"
+            + ARTICLE_TEXT[1].encode()
+            + b"</p></article></body></html>",
+        ),
+        "/gzip-as-html": lambda h: _send(h, 200, "text/html", _gzip(LONG_ARTICLE)),
+        "/latin1.txt": lambda h: _send(h, 200, "text/plain", LATIN1_TEXT.encode("cp1252")),
+        "/latin1": lambda h: _send(
+            h, 200, "text/html; charset=iso-8859-1", LATIN1_PAGE.encode("latin-1")
+        ),
+        "/utf8-said-latin1": lambda h: _send(
+            h, 200, "text/html; charset=iso-8859-1", LATIN1_PAGE.encode("utf-8")
+        ),
         "/article.gz": _encoded("gzip", lambda: _gzip(ARTICLE)),
         "/article.deflate": _encoded("deflate", lambda: _raw_deflate(ARTICLE)),
         "/bomb": _encoded("gzip", gzip_bomb),

@@ -22,6 +22,7 @@ from local_site import (
     DRIP_BYTES,
     DRIP_PAUSE,
     FOOTER,
+    LATIN1_TEXT,
     NAVIGATION,
     LocalSite,
     gzip_bomb,
@@ -134,6 +135,8 @@ def test_a_redirect_loop_stops_at_max_redirects(site: LocalSite) -> None:
 
     assert result.error_code == "TOOL_ERROR"
     assert "more than 3 redirects" in result.text_content
+    # The address in full, as the others in the result are (the answer said "/loop").
+    assert f"(the last to {site.url('/loop', 'news.example')})" in result.text_content
 
 
 @pytest.mark.parametrize(
@@ -259,6 +262,62 @@ def test_a_charset_no_codec_reads_is_read_as_utf8_with_a_note_beside_the_other_p
     assert "x-no-such-codec" in odd
     assert "Abgrf" in rot13
     assert ARTICLE_TEXT[0] in article
+
+
+def test_the_charset_the_server_names_reads_an_html_page_that_names_none(
+    site: LocalSite,
+) -> None:
+    # trafilatura guessed windows-1250 for the Latin-1 bytes ("crčme brűlée"); a body that is
+    # UTF-8 whatever the header says is still read as UTF-8.
+    result = _extract(
+        [site.url("/latin1", "news.example"), site.url("/utf8-said-latin1", "news.example")]
+    )
+
+    assert not result.is_error, result.text_content
+    for page in result.text_content.split("\n\n---\n\n"):
+        assert page.startswith("# Café crème\n"), page[:80]
+        assert LATIN1_TEXT.strip() in page
+
+
+def test_plain_text_without_a_charset_and_not_utf8_is_read_as_windows_1252_with_a_note(
+    site: LocalSite,
+) -> None:
+    # It was read as UTF-8, each accented letter a U+FFFD, and nothing said so.
+    result = _extract([site.url("/latin1.txt", "news.example")])
+
+    assert not result.is_error, result.text_content
+    assert LATIN1_TEXT.strip() in result.text_content
+    assert "[the page names no charset and is not UTF-8: read as windows-1252]" in (
+        result.text_content
+    )
+
+
+def test_a_gzip_file_served_as_html_expands_no_further_than_max_bytes(site: LocalSite) -> None:
+    # trafilatura expands a body that is a gzip (or zstd, brotli, zlib) file itself, up to its
+    # own 20 MB: 56 KB on the wire were 18 MB of HTML, 1 GB of memory and 4 minutes of CPU.
+    result = _extract([site.url("/gzip-as-html", "news.example")], max_bytes=100_000)
+
+    (page,) = result.structured["pages"]
+    assert page.get("chars", 0) <= 100_000, page
+    assert (
+        "[the page is a compressed file that expands past max_bytes (100,000 bytes): not read]"
+        in (result.text_content)
+    )
+    within = _extract([site.url("/gzip-as-html", "news.example")], max_bytes=2_000_000)
+    # Within the cap it is read, as trafilatura reads such a body.
+    assert "Otter 0 of the valley, counted again" in within.text_content
+
+
+def test_a_pages_title_is_bounded_as_its_text_is(site: LocalSite) -> None:
+    # An 800,000-character <title> came back whole, past max_chars (20000).
+    result = _extract([site.url("/huge-title", "news.example")])
+
+    assert not result.is_error, result.text_content
+    (page,) = result.structured["pages"]
+    assert len(page["title"]) <= 300
+    assert page["title"].startswith("Read me Read me")
+    assert len(result.text_content) < 2_000
+    assert ARTICLE_TEXT[1] in result.text_content
 
 
 def test_a_page_that_cannot_be_extracted_fails_its_url_and_the_others_are_kept(

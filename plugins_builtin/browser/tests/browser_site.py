@@ -36,6 +36,8 @@ PAGES = {
         '<a href="/file.bin" download>Get the file</a>'
         '<img src="http://10.0.0.1/pixel.png" alt="pixel">'
     ),
+    "/long-named": "<title>" + "Long " * 20_000 + "</title><h1>Named at length</h1>"
+    "<script>history.replaceState(null, '', '/long-named?' + 'x'.repeat(300000));</script>",
     "/tall": "<title>Tall</title>"
     + "".join(f"<p style='height:400px'>row {n}</p>" for n in range(30)),
 }

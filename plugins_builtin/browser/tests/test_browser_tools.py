@@ -233,6 +233,24 @@ async def test_references_unknown_keys_and_actions_before_navigation_are_clear(
     assert "cannot press 'NoSuchKey'" in key.text_content
 
 
+async def test_a_pages_title_and_address_are_bounded_as_its_snapshot_is(
+    host_factory: Any, site: Site
+) -> None:
+    # The page chooses both: a 100,000-character title went whole into the structured result,
+    # and an address it gave itself (300,000 characters) into the text and the structured one.
+    host = host_factory()
+    async with host.session() as session:
+        result = await host.dispatch("browser_navigate", {"url": site.at("/long-named")}, session)
+
+    text = _ok(result)
+    assert "Named at length" in text
+    assert len(text) < 5_000
+    assert result.structured is not None
+    assert len(result.structured["title"]) <= 300
+    assert result.structured["url"].startswith(site.at("/long-named?xxx"))
+    assert len(result.structured["url"]) <= 2_100
+
+
 async def test_scroll_back_press_screenshot_and_close(
     host_factory: Any, site: Site, tmp_path: Path
 ) -> None:
