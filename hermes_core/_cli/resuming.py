@@ -143,6 +143,7 @@ def taken_up(transcript: Transcript, model: str) -> Resumed:
     summary of where it left off, from every message; :class:`ResumeError` for a subagent's
     or a damaged one."""
     from hermes_core._cli.sessions_cmd import mend_or_delete
+    from hermes_core.agent._streamed_history import resumption
     from hermes_core.agent._transcripts import TranscriptError
 
     try:
@@ -152,18 +153,20 @@ def taken_up(transcript: Transcript, model: str) -> Resumed:
                 f"{transcript.path.stem} is a subagent's conversation; take up its parent, "
                 f"hermes chat --resume {header['parent']}"
             )
-        stored, history = transcript.contents()
+        found = resumption(transcript)  # never held whole: one compacted often is large
     except TranscriptError as exc:
         raise ResumeError(mend_or_delete(exc, transcript.path.stem)) from None
     except OSError as exc:
         raise ResumeError(str(exc)) from None
     name = f"{transcript.path.stem} {_title(transcript)}".rstrip()
-    summary = [f"hermes: resuming {name} ({_about(transcript, stored)})"]
+    summary = [f"hermes: resuming {name} ({_about(transcript, found.counted)})"]
     kept = header.get("model")
     if isinstance(kept, str) and kept != model:
         summary.append(f"hermes: it was with {kept}; it goes on with {model}")
-    summary.extend(_left_off(stored))
-    return Resumed(transcript.path.stem, history, summary, kept if isinstance(kept, str) else None)
+    summary.extend(_left_off(found.last_exchange))
+    return Resumed(
+        transcript.path.stem, found.history, summary, kept if isinstance(kept, str) else None
+    )
 
 
 def _refuse(store: TranscriptStore) -> None:
@@ -343,14 +346,12 @@ def _title(transcript: Transcript) -> str:
         return ""
 
 
-def _about(transcript: Transcript, stored: list[Message]) -> str:
-    from hermes_core.agent._transcripts import counts_as_message
-
+def _about(transcript: Transcript, counted: int) -> str:
     try:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(transcript.path.stat().st_mtime))
     except OSError:
         when = "date unknown"
-    return f"{when}, {_messages(sum(1 for m in stored if counts_as_message(m.content)))}"
+    return f"{when}, {_messages(counted)}"
 
 
 def _messages(counted: int) -> str:
