@@ -98,7 +98,12 @@ async def agent_resuming(
     agent = Agent.from_host(host, model=model)
     try:
         taken_up = resumed(
-            agent.transcripts, last=last, session=session, model=agent.model.model, command=command
+            agent.transcripts,
+            last=last,
+            session=session,
+            model=agent.model.model,
+            command=command,
+            effort=agent.model.reasoning_effort,
         )
     except BaseException:
         await agent.aclose()
@@ -116,6 +121,7 @@ def resumed(
     session: str | None,
     model: str,
     command: str = "chat",
+    effort: str | None = None,
 ) -> Resumed | None:
     """The conversation ``--continue`` (``last``) or ``--resume`` (``session``) names, or
     ``None`` when neither is given; :class:`ResumeError` when there is none to take up (its
@@ -134,14 +140,15 @@ def resumed(
         found = _named(store, session) if session is not None else _last_here(store, command)
     except ResumeError as error:
         raise ResumeError(f"{error}{store.elsewhere()}") from None
-    return taken_up(found, model)
+    return taken_up(found, model, effort)
 
 
-def taken_up(transcript: Transcript, model: str) -> Resumed:
-    """``transcript`` taken up again with ``model``: its history (as ``session/load`` gives
-    it: from its latest compaction, each call left unanswered answered as failed) and the
-    summary of where it left off, from every message; :class:`ResumeError` for a subagent's
-    or a damaged one."""
+def taken_up(transcript: Transcript, model: str, effort: str | None = None) -> Resumed:
+    """``transcript`` taken up again with ``model`` and the reasoning ``effort`` (``None``:
+    the model's default), each said on stderr when its header names another: its history
+    (as ``session/load`` gives it: from its latest compaction, each call left unanswered
+    answered as failed) and the summary of where it left off, from every message;
+    :class:`ResumeError` for a subagent's or a damaged one."""
     from hermes_core._cli.sessions_cmd import mend_or_delete
     from hermes_core.agent._streamed_history import resumption
     from hermes_core.agent._transcripts import TranscriptError
@@ -163,10 +170,17 @@ def taken_up(transcript: Transcript, model: str) -> Resumed:
     kept = header.get("model")
     if isinstance(kept, str) and kept != model:
         summary.append(f"hermes: it was with {kept}; it goes on with {model}")
+    if "reasoning_effort" in header and header["reasoning_effort"] != effort:  # not an older one
+        was, now = _effort(header["reasoning_effort"]), _effort(effort)
+        summary.append(f"hermes: it was with reasoning effort {was}; it goes on with {now}")
     summary.extend(_left_off(found.last_exchange))
     return Resumed(
         transcript.path.stem, found.history, summary, kept if isinstance(kept, str) else None
     )
+
+
+def _effort(effort: object) -> str:
+    return printable(effort) if isinstance(effort, str) else "the model's default"
 
 
 def _refuse(store: TranscriptStore) -> None:
@@ -251,9 +265,12 @@ class ResumeCommand:
     conversations, :meth:`take_up` takes one by its number there or by its id (a unique
     prefix, any directory, as ``--resume``)."""
 
-    def __init__(self, store: TranscriptStore | None, model: str) -> None:
+    def __init__(
+        self, store: TranscriptStore | None, model: str, effort: str | None = None
+    ) -> None:
         self.store = store
         self.model = model
+        self.effort = effort
         self._listed: list[Transcript] | None = None
 
     def _store(self) -> TranscriptStore:
@@ -300,7 +317,7 @@ class ResumeCommand:
                 raise ResumeError(f"{error}{store.elsewhere()}") from None
         if transcript.path.stem == current:
             raise ResumeError(f"{current} is the conversation this chat is in")
-        return taken_up(transcript, self.model)
+        return taken_up(transcript, self.model, self.effort)
 
 
 def _header(transcript: Transcript) -> dict[str, Any]:

@@ -334,7 +334,7 @@ def test_the_effort_is_kept_in_the_header_and_goes_on_as_configured(home: AgentH
 def test_an_old_header_without_an_effort_says_nothing_of_it(home: AgentHome) -> None:
     home.setup({"echo": True}, model=_with_effort("high"))
     _write(home, "older", _header("older"), _message("user", "hi"), _message("assistant", "Hey"))
+    shown = home.cli.run("sessions", "show", "older").stdout.splitlines()[0]
+    assert shown == "conversation older (model fake-1)"
     done = home.cli.run("chat", "--resume", "older", input="still there?\n")
     assert "effort" not in done.stderr
-    shown = home.cli.run("sessions", "show", "older").stdout.splitlines()[0]
-    assert "effort" not in shown
