@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.agent._transcripts import Transcript
-from hermes_core.agent._wire import Message
+from hermes_core.agent._streamed_history import resumption
+from hermes_core.agent._transcripts import Transcript, counts_as_message
+from hermes_core.agent._wire import Message, ModelToolCall
 from hermes_core.testing._cli_in_process import InProcessCli
 from tests.agent.test_cli_sessions import write
 
@@ -80,3 +81,27 @@ def test_resuming_a_big_compacted_transcript_keeps_memory_flat(
     assert f", {2 * exchanges + 2} messages)" in stderr
     assert "you> the last question" in stderr
     assert "the last answer" in stderr
+
+
+def test_resumption_is_the_history_and_count_of_reading_it_whole(tmp_path: Path) -> None:
+    """Compactions, undo records, a result without its call and a call left unanswered: what
+    resuming reads a line at a time is what :meth:`Transcript.contents` reads whole."""
+    transcript = Transcript(tmp_path / "aaa111.jsonl")
+    transcript.start("aaa111", model="fake-1")
+    transcript.add(Message("user", "first"))
+    transcript.add(Message("assistant", "", tool_calls=(ModelToolCall("c1", "terminal", "{}"),)))
+    transcript.add(Message("tool", "done", tool_call_id="c1", name="terminal"))
+    transcript.compacted(3, Message("user", "the summary"), [Message("user", "first")])
+    transcript.add(Message("assistant", "after"))
+    transcript.add(Message("tool", "stray", tool_call_id="c9", name="terminal"))
+    transcript.add(Message("user", "taken back"))
+    transcript.add(Message("assistant", "gone"))
+    transcript.undone(1)
+    transcript.add(Message("user", "last"))
+    transcript.add(Message("assistant", "", tool_calls=(ModelToolCall("c5", "terminal", "{}"),)))
+    stored, history = transcript.contents()
+    found = resumption(transcript)
+    assert found.history == history
+    assert found.counted == sum(1 for m in stored if counts_as_message(m.content))
+    assert found.last_exchange == stored[-2:]
+    assert [m.content for m in found.history[:3]] == ["the summary", "first", "after"]
