@@ -100,8 +100,7 @@ class _Chat:
         self.last: Finished | None = None
         self._results: list[str] = []
         self._resumed = resumed
-        settings = agent.model
-        self._resume = ResumeCommand(agent.transcripts, settings.model, settings.reasoning_effort)
+        self._resume = ResumeCommand.of(agent.transcripts, agent.model)
         self.commands = ConversationCommands(printer, lines, self._turn, self._switched)
 
     def _switched(self, model: str) -> None:

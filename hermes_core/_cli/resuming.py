@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # the agent is imported when a command runs, not when the CLI
     from hermes_core._host import Host
     from hermes_core.agent._agent import Agent
     from hermes_core.agent._transcripts import Transcript, TranscriptStore
-    from hermes_core.agent._wire import Message
+    from hermes_core.agent._wire import Message, ModelSettings
 
 F = TypeVar("F", bound=Callable[..., Any])
 _LISTED = 5
@@ -272,6 +272,11 @@ class ResumeCommand:
         self.model = model
         self.effort = effort
         self._listed: list[Transcript] | None = None
+
+    @classmethod
+    def of(cls, store: TranscriptStore | None, settings: ModelSettings) -> ResumeCommand:
+        """One taking conversations up with ``settings``' model and reasoning effort."""
+        return cls(store, settings.model, settings.reasoning_effort)
 
     def _store(self) -> TranscriptStore:
         if self.store is None:
