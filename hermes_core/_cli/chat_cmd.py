@@ -100,7 +100,7 @@ class _Chat:
         self.last: Finished | None = None
         self._results: list[str] = []
         self._resumed = resumed
-        self._resume = ResumeCommand(agent.transcripts, agent.model.model)
+        self._resume = ResumeCommand.of(agent.transcripts, agent.model)
         self.commands = ConversationCommands(printer, lines, self._turn, self._switched)
 
     def _switched(self, model: str) -> None:

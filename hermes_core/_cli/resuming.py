@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # the agent is imported when a command runs, not when the CLI
     from hermes_core._host import Host
     from hermes_core.agent._agent import Agent
     from hermes_core.agent._transcripts import Transcript, TranscriptStore
-    from hermes_core.agent._wire import Message
+    from hermes_core.agent._wire import Message, ModelSettings
 
 F = TypeVar("F", bound=Callable[..., Any])
 _LISTED = 5
@@ -98,7 +98,12 @@ async def agent_resuming(
     agent = Agent.from_host(host, model=model)
     try:
         taken_up = resumed(
-            agent.transcripts, last=last, session=session, model=agent.model.model, command=command
+            agent.transcripts,
+            last=last,
+            session=session,
+            model=agent.model.model,
+            command=command,
+            effort=agent.model.reasoning_effort,
         )
     except BaseException:
         await agent.aclose()
@@ -116,6 +121,7 @@ def resumed(
     session: str | None,
     model: str,
     command: str = "chat",
+    effort: str | None = None,
 ) -> Resumed | None:
     """The conversation ``--continue`` (``last``) or ``--resume`` (``session``) names, or
     ``None`` when neither is given; :class:`ResumeError` when there is none to take up (its
@@ -134,15 +140,17 @@ def resumed(
         found = _named(store, session) if session is not None else _last_here(store, command)
     except ResumeError as error:
         raise ResumeError(f"{error}{store.elsewhere()}") from None
-    return taken_up(found, model)
+    return taken_up(found, model, effort)
 
 
-def taken_up(transcript: Transcript, model: str) -> Resumed:
-    """``transcript`` taken up again with ``model``: its history (as ``session/load`` gives
-    it: from its latest compaction, each call left unanswered answered as failed) and the
-    summary of where it left off, from every message; :class:`ResumeError` for a subagent's
-    or a damaged one."""
+def taken_up(transcript: Transcript, model: str, effort: str | None = None) -> Resumed:
+    """``transcript`` taken up again with ``model`` and the reasoning ``effort`` (``None``:
+    the model's default), each said on stderr when its header names another: its history
+    (as ``session/load`` gives it: from its latest compaction, each call left unanswered
+    answered as failed) and the summary of where it left off, from every message;
+    :class:`ResumeError` for a subagent's or a damaged one."""
     from hermes_core._cli.sessions_cmd import mend_or_delete
+    from hermes_core.agent._streamed_history import resumption
     from hermes_core.agent._transcripts import TranscriptError
 
     try:
@@ -152,18 +160,27 @@ def taken_up(transcript: Transcript, model: str) -> Resumed:
                 f"{transcript.path.stem} is a subagent's conversation; take up its parent, "
                 f"hermes chat --resume {header['parent']}"
             )
-        stored, history = transcript.contents()
+        found = resumption(transcript)  # never held whole: one compacted often is large
     except TranscriptError as exc:
         raise ResumeError(mend_or_delete(exc, transcript.path.stem)) from None
     except OSError as exc:
         raise ResumeError(str(exc)) from None
     name = f"{transcript.path.stem} {_title(transcript)}".rstrip()
-    summary = [f"hermes: resuming {name} ({_about(transcript, stored)})"]
+    summary = [f"hermes: resuming {name} ({_about(transcript, found.counted)})"]
     kept = header.get("model")
     if isinstance(kept, str) and kept != model:
         summary.append(f"hermes: it was with {kept}; it goes on with {model}")
-    summary.extend(_left_off(stored))
-    return Resumed(transcript.path.stem, history, summary, kept if isinstance(kept, str) else None)
+    if "reasoning_effort" in header and header["reasoning_effort"] != effort:  # not an older one
+        was, now = _effort(header["reasoning_effort"]), _effort(effort)
+        summary.append(f"hermes: it was with reasoning effort {was}; it goes on with {now}")
+    summary.extend(_left_off(found.last_exchange))
+    return Resumed(
+        transcript.path.stem, found.history, summary, kept if isinstance(kept, str) else None
+    )
+
+
+def _effort(effort: object) -> str:
+    return printable(effort) if isinstance(effort, str) else "the model's default"
 
 
 def _refuse(store: TranscriptStore) -> None:
@@ -248,10 +265,18 @@ class ResumeCommand:
     conversations, :meth:`take_up` takes one by its number there or by its id (a unique
     prefix, any directory, as ``--resume``)."""
 
-    def __init__(self, store: TranscriptStore | None, model: str) -> None:
+    def __init__(
+        self, store: TranscriptStore | None, model: str, effort: str | None = None
+    ) -> None:
         self.store = store
         self.model = model
+        self.effort = effort
         self._listed: list[Transcript] | None = None
+
+    @classmethod
+    def of(cls, store: TranscriptStore | None, settings: ModelSettings) -> ResumeCommand:
+        """One taking conversations up with ``settings``' model and reasoning effort."""
+        return cls(store, settings.model, settings.reasoning_effort)
 
     def _store(self) -> TranscriptStore:
         if self.store is None:
@@ -297,7 +322,7 @@ class ResumeCommand:
                 raise ResumeError(f"{error}{store.elsewhere()}") from None
         if transcript.path.stem == current:
             raise ResumeError(f"{current} is the conversation this chat is in")
-        return taken_up(transcript, self.model)
+        return taken_up(transcript, self.model, self.effort)
 
 
 def _header(transcript: Transcript) -> dict[str, Any]:
@@ -343,14 +368,12 @@ def _title(transcript: Transcript) -> str:
         return ""
 
 
-def _about(transcript: Transcript, stored: list[Message]) -> str:
-    from hermes_core.agent._transcripts import counts_as_message
-
+def _about(transcript: Transcript, counted: int) -> str:
     try:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(transcript.path.stat().st_mtime))
     except OSError:
         when = "date unknown"
-    return f"{when}, {_messages(sum(1 for m in stored if counts_as_message(m.content)))}"
+    return f"{when}, {_messages(counted)}"
 
 
 def _messages(counted: int) -> str:

@@ -221,6 +221,8 @@ def show_command(session: str, as_json: bool) -> None:
         return
     header = history.header
     about = [f"model {header['model']}"] if isinstance(header.get("model"), str) else []
+    if isinstance(header.get("reasoning_effort"), str):  # none in an older header
+        about.append(f"reasoning effort {header['reasoning_effort']}")
     if isinstance(header.get("cwd"), str):
         about.append(f"in {header['cwd']}")
     if header.get("parent"):

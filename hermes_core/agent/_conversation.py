@@ -197,8 +197,14 @@ class Conversation:
             return None
         if self._transcript is None:
             self._transcript = transcript = store.open(self.session.id)
-            model, cwd = self.agent.model.model, str(self.session.cwd)
-            transcript.start(self.session.id, model=model, parent=self.parent, cwd=cwd)
+            settings, cwd = self.agent.model, str(self.session.cwd)
+            transcript.start(
+                self.session.id,
+                model=settings.model,
+                parent=self.parent,
+                cwd=cwd,
+                effort=settings.reasoning_effort,
+            )
         return self._transcript
 
     def _finished(self, text: str, stop: StopReason, detail: str = "") -> Finished:

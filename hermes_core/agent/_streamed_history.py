@@ -15,6 +15,11 @@ Only the file's bytes up to its last newline when it is first read are read, bot
 writer only appends past them, and one removing a line a crash cut cuts only past them (see
 :mod:`hermes_core.agent._transcripts`), so the second pass needs no lock, and a reader paused
 by a slow terminal keeps no writer waiting.
+
+A conversation taken up again (``hermes chat --resume``, ``hermes run --resume``:
+:func:`resumption`) is read the same way: the history it goes on from is read a message at a
+time into its list, and of every message written only how many count and the last exchange
+are kept, so that a transcript compacted many times is never held whole.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Any, BinaryIO
 from hermes_core.agent._history_records import OWN_LINE, SUMMARY, read_records
 from hermes_core.agent._sendable_history import each_call_answered, each_with_its_call
 from hermes_core.agent._titles import record_title
-from hermes_core.agent._transcripts import Transcript, transcript_read_lock
+from hermes_core.agent._transcripts import Transcript, counts_as_message, transcript_read_lock
 from hermes_core.agent._wire import Message
 
 _CHUNK = 65536
@@ -45,6 +50,36 @@ class StreamedHistory:
     """Its latest title (:func:`~hermes_core.agent._titles.title_of`), ``None`` for none."""
     messages: Iterator[Message]
     """The history (:meth:`Transcript.history`), the file open until the last is given."""
+
+
+@dataclass(frozen=True)
+class Resumption:
+    """What a conversation taken up again needs of its transcript, read without holding it
+    whole (:func:`resumption`)."""
+
+    history: list[Message]
+    """The messages it goes on from (:meth:`Transcript.history`)."""
+    counted: int
+    """How many of the messages written (less those taken back) count
+    (:func:`~hermes_core.agent._transcripts.counts_as_message`)."""
+    last_exchange: list[Message]
+    """The messages written from the person's last one on (empty when there is none)."""
+
+
+def resumption(transcript: Transcript) -> Resumption:
+    """``transcript``'s :class:`Resumption`: the file read twice, a line at a time, and only
+    the history and the last exchange kept. :class:`TranscriptError` for a line that is no
+    message, :class:`OSError`."""
+    with transcript.path.open("rb") as file:
+        with transcript_read_lock(file):
+            end = _complete_end(file)
+        history, found = _Places(), _Places()
+        file.seek(0)
+        read_records(_lines(file, end), transcript.path, history, found)
+        messages = list(each_call_answered(each_with_its_call(_read(file, history))))
+        start = found.users.rfind(1)
+        last = [] if start < 0 else list(_read(file, found, start))
+        return Resumption(messages, found.counted.count(1), last)
 
 
 def streamed_history(transcript: Transcript) -> StreamedHistory:
@@ -71,6 +106,7 @@ class _Places:
         self.offsets = array("q")
         self.parts = array("q")
         self.users = bytearray()
+        self.counted = bytearray()
         self.header: dict[str, Any] = {}
         self.title: str | None = None
 
@@ -78,9 +114,11 @@ class _Places:
         self.offsets.append(offset)
         self.parts.append(part)
         self.users.append(message.role == "user")
+        self.counted.append(counts_as_message(message.content))
 
     def cut(self, length: int) -> None:
         del self.offsets[length:], self.parts[length:], self.users[length:]
+        del self.counted[length:]
 
     def other(self, record: dict[str, Any]) -> None:
         """A record that is no message: the latest header and title are kept."""
@@ -113,9 +151,10 @@ def _given(file: BinaryIO, places: _Places) -> Iterator[Message]:
         file.close()
 
 
-def _read(file: BinaryIO, places: _Places) -> Iterator[Message]:
+def _read(file: BinaryIO, places: _Places, start: int = 0) -> Iterator[Message]:
+    """The messages of ``places`` from its ``start``-th on, read again."""
     compaction: tuple[int, dict[str, Any]] = (-1, {})  # read once for all the messages it holds
-    for offset, part in zip(places.offsets, places.parts, strict=True):
+    for offset, part in zip(places.offsets[start:], places.parts[start:], strict=True):
         if part == OWN_LINE:
             yield Message.from_json(_record_at(file, offset))
             continue

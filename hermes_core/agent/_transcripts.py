@@ -166,15 +166,23 @@ class Transcript:
             os.close(descriptor)
 
     def start(
-        self, session_id: str, *, model: str, parent: str | None = None, cwd: str | None = None
+        self,
+        session_id: str,
+        *,
+        model: str,
+        parent: str | None = None,
+        cwd: str | None = None,
+        effort: str | None = None,
     ) -> None:
-        """Write the header line: the session, its model, its parent session, if any, and its
-        working directory (what ``hermes chat --continue`` looks for). A conversation taken up
-        again writes another when it goes on: the header read is the latest."""
+        """Write the header line: the session, its model and reasoning effort (``None``: the
+        model's default), its parent session, if any, and its working directory (what ``hermes
+        chat --continue`` looks for). A conversation taken up again, or switching its model or
+        effort, writes another when it goes on: the header read is the latest."""
         header = {
             "type": "session",
             "id": session_id,
             "model": model,
+            "reasoning_effort": effort,
             "parent": parent,
             "cwd": cwd,
             "time": time.time(),

@@ -149,7 +149,9 @@ async def test_the_model_picker_offers_the_listed_models_and_switches_one_sessio
     ]
     path = hermes_cli.home / "sessions" / f"{new.session_id}.jsonl"
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    assert [r["model"] for r in records if r["type"] == "session"] == ["fake-model", "fake-large"]
+    headers = [r for r in records if r["type"] == "session"]
+    assert [r["model"] for r in headers] == ["fake-model", "fake-large"]
+    assert [r["reasoning_effort"] for r in headers] == [None, "high"]  # the thought level
     config = json.loads(hermes_cli.config.read_text(encoding="utf-8"))
     assert config["model"]["model"] == "fake-model"  # nothing saved
 

@@ -306,3 +306,35 @@ def test_a_listed_conversation_of_one_message_says_message(
         transcript.add(Message("user", f"hello {n}"))
 
     assert about in _line(transcript)
+
+
+def _with_effort(effort: str | None) -> dict[str, object]:
+    return {"provider": "fake", "model": "fake-1", "max_retries": 1, "reasoning_effort": effort}
+
+
+def test_the_effort_is_kept_in_the_header_and_goes_on_as_configured(home: AgentHome) -> None:
+    """The header names the effort the conversation ran with; taken up again, it goes on with
+    the configured one, as the model does, said on stderr; ``sessions show`` names it."""
+    home.setup({"text": "Hello, Ada."}, model=_with_effort("high"))
+    home.cli.run("chat", input="I am Ada\n")
+    [transcript] = sessions(home)
+    shown = home.cli.run("sessions", "show", transcript.stem).stdout.splitlines()[0]
+    assert shown.startswith(f"conversation {transcript.stem} (model fake-1, reasoning effort high")
+    home.setup({"echo": True}, model=_with_effort("low"))
+    done = home.cli.run("chat", "--continue", input="again\n")
+    assert "it was with reasoning effort high; it goes on with low" in done.stderr
+    records = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
+    efforts = [r["reasoning_effort"] for r in records if r["type"] == "session"]
+    assert efforts == ["high", "low"]
+    home.setup({"echo": True})  # none configured: the model's own default
+    done = home.cli.run("chat", "--continue", input="and now?\n")
+    assert "it was with reasoning effort low; it goes on with the model's default" in done.stderr
+
+
+def test_an_old_header_without_an_effort_says_nothing_of_it(home: AgentHome) -> None:
+    home.setup({"echo": True}, model=_with_effort("high"))
+    _write(home, "older", _header("older"), _message("user", "hi"), _message("assistant", "Hey"))
+    shown = home.cli.run("sessions", "show", "older").stdout.splitlines()[0]
+    assert shown == "conversation older (model fake-1)"
+    done = home.cli.run("chat", "--resume", "older", input="still there?\n")
+    assert "effort" not in done.stderr
