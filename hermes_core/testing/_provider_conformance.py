@@ -9,6 +9,8 @@ from :class:`~hermes_core.agent.ModelSettings`), the wire format the provider sp
 
 - text streams as :class:`~hermes_core.agent.TextDelta` s whose join is the turn's text, then
   exactly one :class:`~hermes_core.agent.ModelTurn` comes last;
+- a reasoning model's thinking is no part of the text: streamed as
+  :class:`~hermes_core.agent.ThinkingDelta` s as the model thought it, or not at all;
 - tool-call arguments split across chunks arrive whole; two calls in one answer arrive both;
 - usage is reported when the server sends it, and a stream without it is no error;
 - a tool result round-trips (the server sees the call's id and the result); the system prompt
@@ -42,6 +44,7 @@ from hermes_core.agent._wire import (
     ModelToolCall,
     ModelTurn,
     TextDelta,
+    ThinkingDelta,
     ToolSchema,
     Usage,
 )
@@ -73,6 +76,7 @@ class _Check:
 
     def __init__(self, make: MakeProvider, wire: Wire, name: str) -> None:
         self.make, self.wire, self.provider = make, wire, name
+        self.thoughts: list[ThinkingDelta] = []  # the last run's
 
     def settings(self, base_url: str) -> ModelSettings:
         return ModelSettings(
@@ -149,6 +153,19 @@ def text_streams_as_deltas_joining_into_the_turn(make: MakeProvider, wire: Wire,
     assert turn.message.role == "assistant"
     assert turn.message.tool_calls == ()
     assert turn.stop_reason == "end_turn", turn.stop_reason
+
+
+def thinking_is_no_part_of_the_text(make: MakeProvider, wire: Wire, name: str) -> None:
+    """A reasoning model's thinking, streamed before its text (``reasoning_content`` on the
+    OpenAI wire), is neither in the text deltas nor the turn's text; a provider may stream it
+    as ThinkingDeltas, whose join is the thinking, or not at all."""
+    check = _Check(make, wire, name)
+    thought = "Two and three make five."
+    turn = FakeTurn(text="It is 5.", reasoning=thought)
+    deltas, ended = check.turn(turn, _ask("Add 2 and 3."))
+    assert "".join(d.text for d in deltas) == ended.message.content == "It is 5."
+    shown = "".join(t.text for t in check.thoughts)
+    assert shown in ("", thought), f"the thinking streamed as {shown!r}, not as it was thought"
 
 
 def split_tool_call_arguments_arrive_whole(make: MakeProvider, wire: Wire, name: str) -> None:
@@ -322,6 +339,7 @@ def the_key_reaches_the_server(make: MakeProvider, wire: Wire, name: str) -> Non
 
 MODEL_PROVIDER_RULES: tuple[Callable[[MakeProvider, Wire, str], None], ...] = (
     text_streams_as_deltas_joining_into_the_turn,
+    thinking_is_no_part_of_the_text,
     split_tool_call_arguments_arrive_whole,
     two_tool_calls_in_one_answer_arrive_both,
     usage_is_reported_when_sent,
