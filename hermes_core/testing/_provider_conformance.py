@@ -96,7 +96,8 @@ class _Check:
         with FakeModelServer(turns) as server:
             base = server.openai_base_url if self.wire == "openai" else server.anthropic_base_url
             provider = self.make(self.settings(base))
-            result = anyio.run(_collect, provider, request)
+            self.thoughts = []
+            result = anyio.run(_collect, provider, request, self.thoughts)
         return result[0], result[1], server
 
     def turn(self, turn: FakeTurn, request: ModelRequest) -> tuple[list[TextDelta], ModelTurn]:
@@ -118,7 +119,7 @@ class _Check:
 
 
 async def _collect(
-    provider: ModelProvider, request: ModelRequest
+    provider: ModelProvider, request: ModelRequest, thoughts: list[ThinkingDelta]
 ) -> tuple[list[TextDelta], ModelTurn | ModelError]:
     deltas: list[TextDelta] = []
     turns: list[ModelTurn] = []
@@ -127,10 +128,15 @@ async def _collect(
             assert not turns, f"{event!r} came after the ModelTurn: the turn must come last"
             if isinstance(event, TextDelta):
                 deltas.append(event)
+            elif isinstance(event, ThinkingDelta):  # optional: a provider may yield none
+                assert isinstance(event.text, str), f"{event!r}: its text is no str"
+                thoughts.append(event)
             elif isinstance(event, ModelTurn):
                 turns.append(event)
             else:
-                raise AssertionError(f"stream yielded {event!r}, neither TextDelta nor ModelTurn")
+                raise AssertionError(
+                    f"stream yielded {event!r}, none of TextDelta, ThinkingDelta and ModelTurn"
+                )
     except ModelError as error:
         return deltas, error
     finally:
@@ -324,7 +330,7 @@ def an_unreachable_server_is_retryable(make: MakeProvider, wire: Wire, name: str
         port = probe.getsockname()[1]
     base = f"http://127.0.0.1:{port}" + ("/v1" if check.wire == "openai" else "")
     provider = check.make(check.settings(base))
-    _, ended = anyio.run(_collect, provider, _ask("Anyone?"))
+    _, ended = anyio.run(_collect, provider, _ask("Anyone?"), [])
     assert isinstance(ended, ModelError), f"no ModelError without a server: {ended!r}"
     assert ended.retryable, "a server that cannot be reached may answer later: retryable"
     assert KEY not in f"{ended} {ended!r}"
