@@ -397,7 +397,7 @@ class Compaction:
             ):
                 if isinstance(event, ModelTurn):
                     turn = event
-                elif not isinstance(event, TextDelta | ThinkingDelta):  # nor is the summary
+                elif not isinstance(event, TextDelta | ThinkingDelta):  # the summary: no answer
                     yield event
         except Stopped:
             return
