@@ -181,6 +181,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "cache_breakpoints": _WIRE,
         "ModelTurn": _WIRE,
         "TextDelta": _WIRE,
+        "ThinkingDelta": _WIRE,
         "ToolSchema": _WIRE,
         "Usage": _WIRE,
         "http_model_error": "hermes_core.agent._http_errors",

@@ -1,7 +1,8 @@
 """One ACP session: a hermes conversation whose events become ``session/update`` notifications.
 
 A ``session/prompt`` runs one turn of the conversation (:meth:`AcpSession.prompt`): the model's
-text streams as ``agent_message_chunk``; each tool call is a ``tool_call`` (``pending``, with
+text streams as ``agent_message_chunk``, its thinking (a reasoning model's, when the provider
+streams it) as ``agent_thought_chunk``; each tool call is a ``tool_call`` (``pending``, with
 its kind, locations and what it will do) then a ``tool_call_update`` ``in_progress`` as it is
 handed to ``Host.dispatch`` (where hooks, approvals and the activity log see the real tool),
 its tool's progress reports shown in it as they come, then ``completed`` or ``failed`` with
@@ -51,7 +52,7 @@ from hermes_core.agent._events import (
     UsageReport,
 )
 from hermes_core.agent._settling import send_until_settled
-from hermes_core.agent._wire import TextDelta
+from hermes_core.agent._wire import TextDelta, ThinkingDelta
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
@@ -265,6 +266,8 @@ class AcpSession:
 
         if isinstance(event, TextDelta):
             await self._update(update_agent_message_text(event.text))
+        elif isinstance(event, ThinkingDelta):  # the editor's folded thinking area
+            await self._update(update_agent_thought_text(event.text))
         elif isinstance(event, ToolStarted):
             await self._started(event)
         elif isinstance(event, ToolFinished):

@@ -9,13 +9,20 @@ conversation (``hermes: compacted 42 messages (about 96,000 tokens) into a summa
 tokens``). ``--json``: one
 ``event_json`` object per line on stdout and nothing else there; a turn that ends without an
 answer says why on stderr too.
+
+A reasoning model's thinking is shown only with ``--show-thinking`` (it can run to thousands
+of lines): dimmed on a terminal, escaped as the answer is, on stderr (``run``) or above the
+answer (``chat``); with ``--json`` as ``thinking`` events, which are otherwise left out.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import IO, TYPE_CHECKING, Any, Final
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, Any, Final, TypeVar
+
+import click
 
 from hermes_core._cli.output import ShownStream
 from hermes_core._shown import printable
@@ -36,6 +43,8 @@ EXIT_STATUS: Final[dict[str, int]] = {
 before any turn)."""
 
 _SHOWN_ARGUMENTS: Final = 200
+F = TypeVar("F", bound=Callable[..., Any])
+_DIM, _UNDIM = "\x1b[2m", "\x1b[0m"
 
 
 def call_lines(call: ModelToolCall) -> list[str]:
@@ -63,9 +72,19 @@ def call_lines(call: ModelToolCall) -> list[str]:
     return lines
 
 
+def thinking_option(where: str) -> Callable[[F], F]:
+    """``--show-thinking`` (the keyword ``show_thinking``), its help saying ``where``."""
+    return click.option(
+        "--show-thinking",
+        is_flag=True,
+        help=f"Show the model's thinking (a reasoning model's, as it streams), dimmed, {where}.",
+    )
+
+
 class EventPrinter:
     """Prints a conversation's events: as JSON lines (``as_json``) or plain. ``quiet_answer``
-    leaves out the stop line of a turn that ended with an answer (``hermes chat``)."""
+    leaves out the stop line of a turn that ended with an answer (``hermes chat``).
+    ``show_thinking``: the model's thinking too, on ``thinking_out`` (stderr by default)."""
 
     def __init__(
         self,
@@ -74,14 +93,26 @@ class EventPrinter:
         quiet_answer: bool = False,
         out: IO[str] | None = None,
         err: IO[str] | None = None,
+        show_thinking: bool = False,
+        thinking_out: IO[str] | None = None,
     ) -> None:
         self.as_json = as_json
         self.quiet_answer = quiet_answer
+        self.show_thinking = show_thinking
         self._out = out or sys.stdout
         self._err = err or sys.stderr
         self._mid_line = False
         self._retries = 0
         self._answer = ShownStream(self._out)
+        self._thinking_out = thinking_out or self._err
+        self._thought = ShownStream(self._thinking_out)
+        self._thinking = False  # a thought is being shown, its line not ended
+        self._thought_ends_line = False
+
+    @classmethod
+    def for_chat(cls, show_thinking: bool) -> EventPrinter:
+        """``hermes chat``'s: no stop line after an answer; the thinking above the answer."""
+        return cls(quiet_answer=True, show_thinking=show_thinking, thinking_out=sys.stdout)
 
     def show(self, event: AgentEvent) -> None:
         """Print one event."""
@@ -96,8 +127,16 @@ class EventPrinter:
             ToolStarted,
             event_json,
         )
-        from hermes_core.agent._wire import TextDelta
+        from hermes_core.agent._wire import TextDelta, ThinkingDelta
 
+        if isinstance(event, ThinkingDelta):
+            if self.show_thinking and self.as_json:
+                self._out.write(json.dumps(event_json(event), ensure_ascii=False) + "\n")
+                self._out.flush()
+            elif self.show_thinking:
+                self._think(event.text)
+            return
+        self._end_thought()
         if self.as_json:
             self._out.write(json.dumps(event_json(event), ensure_ascii=False) + "\n")
             self._out.flush()
@@ -135,6 +174,27 @@ class EventPrinter:
             self.note(f"hermes: {event.said}")
         elif isinstance(event, Finished):
             self.finish(event)
+
+    def _think(self, text: str) -> None:
+        if not self._thinking:
+            self.end_line()  # a thought after the text before a tool call begins its own line
+            self._thinking = True
+            if self._thought.terminal:
+                self._thinking_out.write(_DIM)
+        self._thinking_out.write(self._thought.add(text))
+        self._thinking_out.flush()
+        self._thought_ends_line = text.endswith("\n") if text else self._thought_ends_line
+
+    def _end_thought(self) -> None:
+        """End a thought being shown: what it held back, the dimming undone, its line ended."""
+        if not self._thinking:
+            return
+        self._thinking = False
+        ending = self._thought.end() + (_UNDIM if self._thought.terminal else "")
+        if not self._thought_ends_line:
+            ending += "\n"
+        self._thinking_out.write(ending)
+        self._thinking_out.flush()
 
     def finish(self, event: Finished) -> None:
         """End the answer's line and say why the turn stopped."""
@@ -184,6 +244,7 @@ class EventPrinter:
     def end_line(self) -> None:
         """End the answer's line: what is held back (a joiner waiting for its next character)
         is shown, escaped when it is not printable alone, so an interrupted text loses none."""
+        self._end_thought()
         self._out.write(self._answer.end())  # a joiner held back: nothing follows it now
         if self._mid_line:
             self._out.write("\n")

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from hermes_core._cli.agent_events import EventPrinter, exit_status
+from hermes_core._cli.agent_events import EventPrinter, exit_status, thinking_option
 from hermes_core._cli.chat_commands import (
     COMMANDS,
     ConversationCommands,
@@ -341,9 +341,10 @@ class _Chat:
 
 
 @click.command("chat")
+@thinking_option("above the answer")
 @model_option
 @resume_options
-def chat(last: bool, session: str | None, model: str | None) -> None:
+def chat(show_thinking: bool, last: bool, session: str | None, model: str | None) -> None:
     """Talk with the configured model (model.provider, model.model) on the terminal.
 
     Type a message and press Enter; the answer streams, tool calls are shown on stderr and
@@ -361,15 +362,14 @@ def chat(last: bool, session: str | None, model: str | None) -> None:
     the status hermes run gives its last turn (1 a model error); at a terminal, 0.
 
     At a terminal the line is edited as in a shell: arrows, Ctrl-A/Ctrl-E, Alt-B/Alt-F, Up and
-    Down through the messages sent (kept in $HERMES_HOME/chat_history;
-    HERMES_NO_CHAT_HISTORY=1 keeps no file), Ctrl-R to search them, Tab to complete a command.
+    Down through the messages sent (kept in $HERMES_HOME/chat_history; HERMES_NO_CHAT_HISTORY=1
+    keeps no file), Ctrl-R to search them, Tab to complete a command.
 
     --continue takes up the last conversation of this working directory, --resume SESSION
     the one SESSION names (an id, a title or a unique prefix of an id): the model gets its
     messages and the terminal shows where it left off; the conversation goes on in the same
-    transcript.
-    -m/--model NAME chats with model NAME of the configured provider (not saved), as /model NAME
-    from the start.
+    transcript. -m/--model NAME chats with model NAME of the configured provider (not saved),
+    as /model NAME from the start. --show-thinking shows the model's thinking, dimmed.
     """
     from hermes_core._cli.chat_history import ChatHistory, history_file
     from hermes_core._cli.edited_output import EditedOutput
@@ -381,7 +381,7 @@ def chat(last: bool, session: str | None, model: str | None) -> None:
     terminals = [stream for stream in (sys.stdout, sys.stderr) if at_terminal and stream.isatty()]
     outputs = [EditedOutput(stream) for stream in terminals]  # a file gets no escapes
     with edited(outputs):
-        printer = EventPrinter(quiet_answer=True)  # on stdout, before the host sends it to stderr
+        printer = EventPrinter.for_chat(show_thinking)  # before the host sends stdout to stderr
 
         async def work(host: Host, forms: LineForms | None) -> int:
             history = ChatHistory(history_file(host.env)) if at_terminal else None

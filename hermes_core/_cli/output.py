@@ -148,6 +148,11 @@ class ShownStream:
         self._before = left_context(text, self._before)
         return shown
 
+    @property
+    def terminal(self) -> bool:
+        """Whether the stream is a terminal (where text is escaped, and may be dimmed)."""
+        return self._terminal
+
     def end(self) -> str:
         """What is held back, shown as the end of the text; the next piece starts a new one."""
         held, self._held = self._held, ""

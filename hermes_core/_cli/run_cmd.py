@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from hermes_core._cli.agent_events import EventPrinter, exit_status
+from hermes_core._cli.agent_events import EventPrinter, exit_status, thinking_option
 from hermes_core._cli.chat_commands import model_option
 from hermes_core._cli.resuming import agent_resuming, resume_options
 
@@ -158,10 +158,16 @@ def ctrl_c(stop: Callable[[], bool], quietly: Callable[[], bool] = lambda: False
 @click.command("run")
 @click.argument("prompt", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON event per line on stdout.")
+@thinking_option("on stderr (with --json: as thinking events)")
 @model_option
 @resume_options
 def run(
-    prompt: str | None, as_json: bool, last: bool, session: str | None, model: str | None
+    prompt: str | None,
+    as_json: bool,
+    show_thinking: bool,
+    last: bool,
+    session: str | None,
+    model: str | None,
 ) -> None:
     """Send PROMPT to the configured model (model.provider, model.model) and print its answer.
 
@@ -172,6 +178,8 @@ def run(
     1 a model error, 2 a configuration problem, 3 a limit, 130 interrupted. --continue and
     --resume SESSION send PROMPT to an earlier conversation, as hermes chat's do. -m/--model
     NAME asks model NAME of the configured provider this time (not saved), as chat's /model.
+    --show-thinking shows a reasoning model's thinking on stderr, dimmed at a terminal (with
+    --json: as "thinking" events, left out otherwise).
 
     PROMPT "-" (or none, stdin not a terminal) reads the prompt from stdin; PROMPT with text
     piped or redirected in sends PROMPT, a blank line, then that text (UTF-8, at most 64 MiB).
@@ -182,7 +190,7 @@ def run(
 
     refuse_closed_stdout("run")
     prompt, piped = _prompt(prompt)
-    printer = EventPrinter(as_json=as_json)
+    printer = EventPrinter(as_json=as_json, show_thinking=show_thinking)
 
     async def work(host: Host, forms: LineForms | None) -> int:
         from hermes_core.agent._events import Finished

@@ -188,6 +188,9 @@ if TYPE_CHECKING:
         ThinkingBlock as ThinkingBlock,
     )
     from hermes_core.agent._wire import (
+        ThinkingDelta as ThinkingDelta,
+    )
+    from hermes_core.agent._wire import (
         ToolSchema as ToolSchema,
     )
     from hermes_core.agent._wire import (

@@ -26,7 +26,15 @@ from typing import TYPE_CHECKING, Protocol
 
 from hermes_core.agent._events import AgentEvent, Compacted, CompactionReason, UsageReport
 from hermes_core.agent._requests import Stopped, request_events
-from hermes_core.agent._wire import Message, ModelError, ModelRequest, ModelTurn, TextDelta, Usage
+from hermes_core.agent._wire import (
+    Message,
+    ModelError,
+    ModelRequest,
+    ModelTurn,
+    TextDelta,
+    ThinkingDelta,
+    Usage,
+)
 
 if TYPE_CHECKING:
     import asyncio
@@ -389,7 +397,7 @@ class Compaction:
             ):
                 if isinstance(event, ModelTurn):
                     turn = event
-                elif not isinstance(event, TextDelta):  # the summary is not the answer
+                elif not isinstance(event, TextDelta | ThinkingDelta):  # the summary: no answer
                     yield event
         except Stopped:
             return

@@ -1,11 +1,13 @@
 """What a conversation reports while it runs: the events a UI shows and ``hermes run --json``
 writes, one JSON object per line.
 
-:class:`~hermes_core.agent._wire.TextDelta` (the model's text as it streams) comes from the
-provider unchanged; the others are the loop's: a tool call started and finished (naming the
-real tools behind ``tool_call``), the usage of each model request, a retry, a subagent of
-``delegate_task`` started, compacted or finished, the conversation compacted, and :class:`Finished`,
-always the last, saying why the turn ended.
+:class:`~hermes_core.agent._wire.TextDelta` (the model's text as it streams) and
+:class:`~hermes_core.agent._wire.ThinkingDelta` (a reasoning model's thinking, when its
+provider streams it: never in the history nor the answer) come from the provider unchanged;
+the others are the loop's: a tool call started and finished (naming the real tools behind
+``tool_call``), the usage of each model request, a retry, a subagent of ``delegate_task``
+started, compacted or finished, the conversation compacted, and :class:`Finished`, always the
+last, saying why the turn ended.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hermes_core._tool_call_entries import ROUTER, carried_calls
-from hermes_core.agent._wire import ModelToolCall, TextDelta, Usage
+from hermes_core.agent._wire import ModelToolCall, TextDelta, ThinkingDelta, Usage
 
 StopReason = Literal["answer", "max_turns", "max_tokens", "max_seconds", "interrupted", "error"]
 """Why a turn ended: a final answer, a limit (each named), the user's stop, or an error."""
@@ -185,6 +187,7 @@ def passed_on(event: object, label: str, session_id: str) -> ChildEvent | None:
 
 AgentEvent = (
     TextDelta
+    | ThinkingDelta
     | ToolStarted
     | ToolFinished
     | UsageReport
@@ -202,6 +205,8 @@ def event_json(event: AgentEvent) -> dict[str, Any]:
     """``event`` as the JSON object ``hermes run --json`` writes."""
     if isinstance(event, TextDelta):
         return {"type": "text", "text": event.text}
+    if isinstance(event, ThinkingDelta):
+        return {"type": "thinking", "text": event.text}
     if isinstance(event, ToolStarted):
         return {
             "type": "tool_call",

@@ -52,6 +52,7 @@ from hermes_core.agent._wire import (
     ModelRequest,
     ModelTurn,
     TextDelta,
+    ThinkingDelta,
     Usage,
 )
 
@@ -268,7 +269,7 @@ def _checked(event: object, named: tuple[str, str], request: ModelRequest) -> Mo
     malformed answer (a provider passes on whatever its server's JSON held); its token counts
     read as :func:`~hermes_core.agent.token_count` reads them (unknown: 0), never a reason to
     lose the answer."""
-    if isinstance(event, TextDelta) and isinstance(event.text, str):
+    if isinstance(event, TextDelta | ThinkingDelta) and isinstance(event.text, str):
         return event
     if isinstance(event, ModelTurn):
         message, usage = event.message, event.usage

@@ -2,9 +2,10 @@
 
 A provider (a plugin kind, selected by ``model.provider``) turns a :class:`ModelRequest` into
 its vendor's wire format, sends it, and turns the answer back into :class:`ModelEvent` s: text
-as it streams (:class:`TextDelta`), then one :class:`ModelTurn` with the whole assistant
-message, its tool calls and the usage. Everything here is plain frozen data, so a transcript, a
-test and a third-party provider can build and compare it.
+as it streams (:class:`TextDelta`; a reasoning model's thinking as :class:`ThinkingDelta`),
+then one :class:`ModelTurn` with the whole assistant message, its tool calls and the usage.
+Everything here is plain frozen data, so a transcript, a test and a third-party provider can
+build and compare it.
 
 A provider raises :class:`ModelError` for a failed request; the loop retries one whose
 ``retryable`` is true (429, 5xx, a dropped connection), waiting ``retry_after`` seconds when the
@@ -315,6 +316,16 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ThinkingDelta:
+    """A piece of a reasoning model's thinking, as it streams before (or between) its text:
+    shown to whoever asked for it (an editor's thought area, ``--show-thinking``), never part
+    of the answer nor of the history. A provider may yield none; what a vendor needs sent back
+    comes on the :class:`ModelTurn`'s message, not from these."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class ModelTurn:
     """The end of one model answer: the whole assistant message (its text and tool calls), the
     usage (``None`` when the server sent none, as some OpenAI-compatible servers do in streams)
@@ -325,8 +336,9 @@ class ModelTurn:
     stop_reason: StopReason = "end_turn"
 
 
-ModelEvent = TextDelta | ModelTurn
-"""What :meth:`ModelProvider.stream` yields: text deltas, then exactly one :class:`ModelTurn`."""
+ModelEvent = TextDelta | ThinkingDelta | ModelTurn
+"""What :meth:`ModelProvider.stream` yields: text deltas (thinking deltas among them, or
+none), then exactly one :class:`ModelTurn`."""
 
 
 class ModelError(HermesError):
@@ -404,8 +416,9 @@ class ModelProvider(Protocol):
     """A model behind one vendor's API, made by a :class:`~hermes_core._specs.ModelProviderSpec`
     factory from :class:`ModelSettings`.
 
-    ``stream`` sends one request and yields :class:`TextDelta` s as the text arrives, then
-    exactly one :class:`ModelTurn`; it raises :class:`ModelError` for a failed request, and
+    ``stream`` sends one request and yields :class:`TextDelta` s as the text arrives (and
+    :class:`ThinkingDelta` s as the thinking does, if it can), then exactly one
+    :class:`ModelTurn`; it raises :class:`ModelError` for a failed request, and
     does not retry (the loop does, one place for every provider). ``aclose`` releases its
     connections.
 

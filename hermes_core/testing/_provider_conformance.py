@@ -9,6 +9,8 @@ from :class:`~hermes_core.agent.ModelSettings`), the wire format the provider sp
 
 - text streams as :class:`~hermes_core.agent.TextDelta` s whose join is the turn's text, then
   exactly one :class:`~hermes_core.agent.ModelTurn` comes last;
+- a reasoning model's thinking is no part of the text: streamed as
+  :class:`~hermes_core.agent.ThinkingDelta` s as the model thought it, or not at all;
 - tool-call arguments split across chunks arrive whole; two calls in one answer arrive both;
 - usage is reported when the server sends it, and a stream without it is no error;
 - a tool result round-trips (the server sees the call's id and the result); the system prompt
@@ -42,6 +44,7 @@ from hermes_core.agent._wire import (
     ModelToolCall,
     ModelTurn,
     TextDelta,
+    ThinkingDelta,
     ToolSchema,
     Usage,
 )
@@ -73,6 +76,7 @@ class _Check:
 
     def __init__(self, make: MakeProvider, wire: Wire, name: str) -> None:
         self.make, self.wire, self.provider = make, wire, name
+        self.thoughts: list[ThinkingDelta] = []  # the last run's
 
     def settings(self, base_url: str) -> ModelSettings:
         return ModelSettings(
@@ -92,7 +96,8 @@ class _Check:
         with FakeModelServer(turns) as server:
             base = server.openai_base_url if self.wire == "openai" else server.anthropic_base_url
             provider = self.make(self.settings(base))
-            result = anyio.run(_collect, provider, request)
+            self.thoughts = []
+            result = anyio.run(_collect, provider, request, self.thoughts)
         return result[0], result[1], server
 
     def turn(self, turn: FakeTurn, request: ModelRequest) -> tuple[list[TextDelta], ModelTurn]:
@@ -114,7 +119,7 @@ class _Check:
 
 
 async def _collect(
-    provider: ModelProvider, request: ModelRequest
+    provider: ModelProvider, request: ModelRequest, thoughts: list[ThinkingDelta]
 ) -> tuple[list[TextDelta], ModelTurn | ModelError]:
     deltas: list[TextDelta] = []
     turns: list[ModelTurn] = []
@@ -123,10 +128,15 @@ async def _collect(
             assert not turns, f"{event!r} came after the ModelTurn: the turn must come last"
             if isinstance(event, TextDelta):
                 deltas.append(event)
+            elif isinstance(event, ThinkingDelta):  # optional: a provider may yield none
+                assert isinstance(event.text, str), f"{event!r}: its text is no str"
+                thoughts.append(event)
             elif isinstance(event, ModelTurn):
                 turns.append(event)
             else:
-                raise AssertionError(f"stream yielded {event!r}, neither TextDelta nor ModelTurn")
+                raise AssertionError(
+                    f"stream yielded {event!r}, none of TextDelta, ThinkingDelta and ModelTurn"
+                )
     except ModelError as error:
         return deltas, error
     finally:
@@ -149,6 +159,19 @@ def text_streams_as_deltas_joining_into_the_turn(make: MakeProvider, wire: Wire,
     assert turn.message.role == "assistant"
     assert turn.message.tool_calls == ()
     assert turn.stop_reason == "end_turn", turn.stop_reason
+
+
+def thinking_is_no_part_of_the_text(make: MakeProvider, wire: Wire, name: str) -> None:
+    """A reasoning model's thinking, streamed before its text (``reasoning_content`` on the
+    OpenAI wire), is neither in the text deltas nor the turn's text; a provider may stream it
+    as ThinkingDeltas, whose join is the thinking, or not at all."""
+    check = _Check(make, wire, name)
+    thought = "Two and three make five."
+    turn = FakeTurn(text="It is 5.", reasoning=thought)
+    deltas, ended = check.turn(turn, _ask("Add 2 and 3."))
+    assert "".join(d.text for d in deltas) == ended.message.content == "It is 5."
+    shown = "".join(t.text for t in check.thoughts)
+    assert shown in ("", thought), f"the thinking streamed as {shown!r}, not as it was thought"
 
 
 def split_tool_call_arguments_arrive_whole(make: MakeProvider, wire: Wire, name: str) -> None:
@@ -307,7 +330,7 @@ def an_unreachable_server_is_retryable(make: MakeProvider, wire: Wire, name: str
         port = probe.getsockname()[1]
     base = f"http://127.0.0.1:{port}" + ("/v1" if check.wire == "openai" else "")
     provider = check.make(check.settings(base))
-    _, ended = anyio.run(_collect, provider, _ask("Anyone?"))
+    _, ended = anyio.run(_collect, provider, _ask("Anyone?"), [])
     assert isinstance(ended, ModelError), f"no ModelError without a server: {ended!r}"
     assert ended.retryable, "a server that cannot be reached may answer later: retryable"
     assert KEY not in f"{ended} {ended!r}"
@@ -322,6 +345,7 @@ def the_key_reaches_the_server(make: MakeProvider, wire: Wire, name: str) -> Non
 
 MODEL_PROVIDER_RULES: tuple[Callable[[MakeProvider, Wire, str], None], ...] = (
     text_streams_as_deltas_joining_into_the_turn,
+    thinking_is_no_part_of_the_text,
     split_tool_call_arguments_arrive_whole,
     two_tool_calls_in_one_answer_arrive_both,
     usage_is_reported_when_sent,

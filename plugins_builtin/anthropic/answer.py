@@ -1,5 +1,6 @@
 """What the events of one streamed Messages answer add up to (:class:`Answer`): the text as
-shown, the tool calls and thinking blocks in pieces, the stop reason and the usage (the cache's
+shown, the thinking as shown (a ``thinking`` block's, never a ``redacted_thinking`` block's
+data), the tool calls and thinking blocks in pieces, the stop reason and the usage (the cache's
 reads and writes added back into the input, :func:`_counted`)."""
 
 from __future__ import annotations
@@ -7,7 +8,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from hermes_core.agent import Message, ModelToolCall, ModelTurn, ThinkingBlock, Usage, token_count
+from hermes_core.agent import (
+    Message,
+    ModelToolCall,
+    ModelTurn,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    Usage,
+    token_count,
+)
 
 __all__ = ["Answer"]
 
@@ -60,8 +70,8 @@ class Answer:
         if output is not None:
             self.output_tokens = output
 
-    def add(self, event: Any) -> str:
-        """Take one stream event; the text it adds."""
+    def add(self, event: Any) -> TextDelta | ThinkingDelta | None:
+        """Take one stream event; the text or thinking it adds to what is shown."""
         kind = event.type
         if kind == "message_start":
             self.count(event.message.usage)
@@ -71,23 +81,26 @@ class Answer:
                 self.calls[event.index] = (block.id, block.name, [])
             elif block.type == "thinking":
                 self.thinking[event.index] = ([block.thinking], [block.signature], "")
+                if block.thinking:
+                    return ThinkingDelta(str(block.thinking))
             elif block.type == "redacted_thinking":
                 self.thinking[event.index] = ([], [], block.data)
         elif kind == "content_block_delta":
             delta = event.delta
             if delta.type == "text_delta":
                 self.text.append(delta.text)
-                return str(delta.text)
+                return TextDelta(str(delta.text)) if delta.text else None
             if delta.type == "input_json_delta" and event.index in self.calls:
                 self.calls[event.index][2].append(delta.partial_json)
             elif delta.type == "thinking_delta" and event.index in self.thinking:
                 self.thinking[event.index][0].append(delta.thinking)
+                return ThinkingDelta(str(delta.thinking)) if delta.thinking else None
             elif delta.type == "signature_delta" and event.index in self.thinking:
                 self.thinking[event.index][1].append(delta.signature)
         elif kind == "message_delta":
             self.stop = event.delta.stop_reason or self.stop
             self.count(event.usage)
-        return ""
+        return None
 
     def turn(self) -> ModelTurn:
         calls = tuple(

@@ -18,8 +18,9 @@ text or tool result, which it refuses to mark). Its usage counts
 Extended thinking (``model.reasoning_effort``): ``thinking`` is sent with the budget, and
 ``max_tokens`` above it (a request capped lower, as the vision tool's question, gets the
 budget added to its cap, up to ``model.max_output_tokens``); no ``temperature`` is ever
-sent, which thinking refuses. The answer's ``thinking`` and ``redacted_thinking`` blocks
-are never shown: they come on the assistant message (:class:`ThinkingBlock`) and go back
+sent, which thinking refuses. A ``thinking`` block's text streams as
+:class:`~hermes_core.agent.ThinkingDelta` s (a ``redacted_thinking`` block's data, encrypted,
+never); both blocks come on the assistant message (:class:`ThinkingBlock`) and go back
 first in it, unchanged, as the API requires of a tool loop (a block cut at ``max_tokens``
 before its signature came is dropped: the API would refuse it; an assistant message left
 empty is not sent, as the API refuses empty content). A request whose last assistant
@@ -42,7 +43,6 @@ from hermes_core.agent import (
     ModelEvent,
     ModelRequest,
     ModelSettings,
-    TextDelta,
     cache_breakpoints,
     http_model_error,
     listed_models,
@@ -244,9 +244,9 @@ class AnthropicProvider:
             async with events:
                 async for event in events:
                     started = started or event.type == "message_start"
-                    text = answer.add(event)
-                    if text:
-                        yield TextDelta(text)
+                    streamed = answer.add(event)
+                    if streamed is not None:
+                        yield streamed
         except anthropic.APIStatusError as error:
             raise self._status_error(model, error) from None
         except anthropic.APIResponseValidationError as error:

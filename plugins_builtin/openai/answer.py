@@ -1,6 +1,7 @@
 """What the chunks of one streamed chat completion add up to (:class:`Answer`): the text as
 shown, the tool calls in pieces, OpenRouter's ``reasoning_details`` entries in pieces, the
-finish reason and the usage (:func:`usage_of`), each joined once, at the answer's end."""
+finish reason and the usage (:func:`usage_of`), each joined once, at the answer's end; and
+the thinking a chunk streams (:meth:`Answer.thought_of`), shown, never kept."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from hermes_core.agent import (
 from .text_calls import TextCalls
 from .think_tags import ThinkTags
 
-__all__ = ["Answer", "usage_of"]
+__all__ = ["Answer", "details_thought", "usage_of"]
 
 _Stop = Literal["end_turn", "tool_use", "max_tokens", "other"]
 _STOPS: Mapping[str, _Stop] = {
@@ -34,6 +35,22 @@ _STOPS: Mapping[str, _Stop] = {
 
 _JOINED = ("text", "summary", "signature", "data")
 """The fields of a ``reasoning_details`` entry a stream sends in pieces."""
+
+_THOUGHT_KEYS = ("reasoning_content", "reasoning")
+"""Where a delta carries a reasoning model's thinking as text (DeepSeek and vLLM's reasoning
+parser; OpenRouter and Ollama)."""
+
+
+def details_thought(entries: object) -> str:
+    """The thinking readable in ``reasoning_details`` entries: their ``text`` and ``summary``
+    pieces, never an encrypted entry's ``data``."""
+    return "".join(
+        value
+        for entry in (entries if isinstance(entries, list) else ())
+        if isinstance(entry, dict)
+        for key in ("summary", "text")
+        if isinstance(value := entry.get(key), str)
+    )
 
 
 @dataclass
@@ -60,6 +77,18 @@ class Answer:
         self.text_calls = TextCalls(tool_names)
         self.think_tags = ThinkTags()
         self.chunks = 0
+
+    def thought_of(self, delta: Any) -> str:
+        """The thinking a chunk's ``delta`` streams: its ``reasoning_content`` or ``reasoning``
+        text, else (OpenRouter sends the same thinking in both) its ``reasoning_details``'
+        text; then what a ``<think>`` block opening the text held (fed before)."""
+        for key in _THOUGHT_KEYS:
+            value = getattr(delta, key, None)
+            if isinstance(value, str) and value:
+                return value + self.think_tags.thought()
+        return details_thought(getattr(delta, "reasoning_details", None)) + (
+            self.think_tags.thought()
+        )
 
     def add_calls(self, deltas: Any) -> None:
         for delta in deltas:

@@ -10,11 +10,13 @@ and ``<tool_call>`` blocks in the text become calls (:mod:`.text_calls`). The SD
 
 Reasoning models: a server that streams the model's thinking beside the text
 (``reasoning_content`` or ``reasoning`` in the deltas: DeepSeek, vLLM's reasoning parser,
-OpenRouter, Ollama) has it dropped: it is neither the answer nor sent back (DeepSeek refuses a
-request that sends it); so is a ``<think>`` block that opens the text (:mod:`.think_tags`).
-OpenRouter's ``reasoning_details`` (the same thinking as entries, signed or encrypted, which
-its Claude models need back in a tool loop: Anthropic refuses the loop's next request without
-them) are kept whole on the message (:class:`ReasoningDetail`, never shown) and sent back
+OpenRouter, Ollama) has it streamed as :class:`~hermes_core.agent.ThinkingDelta` s: it is
+neither the answer nor sent back (DeepSeek refuses a request that sends it); so has a
+``<think>`` block that opens the text (:mod:`.think_tags`). OpenRouter's ``reasoning_details``
+(the same thinking as entries, signed or encrypted, which its Claude models need back in a
+tool loop: Anthropic refuses the loop's next request without them) are kept whole on the
+message (:class:`ReasoningDetail`; their text streamed as thinking only when the delta has no
+``reasoning`` text beside, their encrypted data never) and sent back
 unchanged on it, to OpenRouter only; a thinking cut at ``max_tokens`` before its signature came
 is not kept, as the API would refuse it.
 ``model.reasoning_effort`` is sent as ``reasoning_effort``, the cap then as
@@ -44,6 +46,7 @@ from hermes_core.agent import (
     ModelSettings,
     ModelToolCall,
     TextDelta,
+    ThinkingDelta,
     cache_breakpoints,
     http_model_error,
     listed_models,
@@ -221,6 +224,9 @@ class OpenAIProvider:
                     for choice in chunk.choices:
                         delta = choice.delta
                         answer_text = answer.think_tags.feed(delta.content or "")
+                        thought = answer.thought_of(delta)
+                        if thought:
+                            yield ThinkingDelta(thought)
                         shown = answer.text_calls.feed(answer_text)
                         if shown:
                             answer.text.append(shown)
@@ -257,6 +263,9 @@ class OpenAIProvider:
             )
         # The text held back from a <tool_call> on: what is no call is shown last.
         held = answer.text_calls.feed(answer.think_tags.finish())
+        thought = answer.think_tags.thought()  # a block cut short: its last piece
+        if thought:
+            yield ThinkingDelta(thought)
         if held:
             answer.text.append(held)
             yield TextDelta(held)

@@ -3,7 +3,7 @@ against the FakeModelServer, which signs its thinking blocks and refuses, as the
 tool loop whose last assistant turn comes back without them, a changed block, a budget not
 under ``max_tokens`` and a ``temperature``: the budget sent, the blocks carried on the
 message and sent back in order, kept in the transcript for a resumed conversation and by
-compaction, never shown."""
+compaction, never shown as the answer (``test_thinking_shown.py``: where it is shown)."""
 
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ def test_a_request_capped_below_the_budget_gets_the_budget_added() -> None:
     assert request.body["max_tokens"] == 2048 + 1000
 
 
-def test_the_thinking_is_not_shown_and_comes_on_the_message_in_order() -> None:
+def test_the_thinking_is_not_the_text_and_comes_on_the_message_in_order() -> None:
     turn = FakeTurn(text="It is 5.", reasoning=THOUGHT, redacted_thinking=REDACTED)
     with FakeModelServer([turn]) as server:
         settings = _settings(server, reasoning_effort="low")
