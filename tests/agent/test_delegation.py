@@ -451,6 +451,53 @@ async def test_more_tasks_than_the_turns_left_are_refused_before_any_child_start
         host.close()
 
 
+async def test_a_subagents_fan_out_leaves_a_request_for_each_conversation_above_it(
+    hermes_env: Environment, probe: Probe
+) -> None:
+    # An orchestrator with 8 requests left was let delegate 7 workers, counting only its own
+    # read: the workers and its read spent the budget, and the root never read the result.
+    host = host_with(hermes_env, probe, delegation={"max_depth": 2}, agent={"max_turns": 12})
+    try:
+        workers = [
+            {"goal": f"Count the lines of the project notes file {n}", "context": CONTEXT}
+            for n in range(1, 8)
+        ]
+
+        def root(request: ModelRequest) -> Any:
+            if request.messages[-1].role == "tool":
+                probe.gate.set()  # the root's answer to the handle is spent: 4 requests so far
+            return delegating({"tasks": [task(1)]})(request)
+
+        def child(request: ModelRequest) -> Any:
+            first, last = request.messages[0].content, request.messages[-1]
+            if first.startswith("Count the lines"):
+                return "worker done"
+            if last.role == "user":
+                return fake_turn("", ("hold", {}))
+            if last.content == "released":
+                return fake_turn("", ("delegate_task", {"tasks": workers}))
+            return f"orchestrator read: {last.content}"
+
+        model = root_then_children(root, child)
+        async with host.session() as session:
+            conversation = make_agent(host, model).conversation(session)
+            events = await settle(conversation, f"{ROOT} go")
+        refused = (
+            "delegate_task: 7 tasks, but this turn has 8 model requests left "
+            "(agent.max_turns: 12): each subagent needs one at least, and you one, and each "
+            "conversation above you one, to read their results; delegate at most 6 tasks, or "
+            "do the work yourself."
+        )
+        assert [r.messages[0].content for r in child_requests(model)][-1].startswith("Summarise")
+        assert child_requests(model)[-1].messages[-1].content == refused
+        assert isinstance(events[-1], Finished)
+        assert events[-1].stop == "answer"
+        assert events[-1].text == "Read the results."
+        assert f"orchestrator read: {refused}" in root_requests(model)[-1].messages[-1].content
+    finally:
+        host.close()
+
+
 async def test_a_tree_out_of_time_returns_partial_answers_completed_with_timeout(
     hermes_env: Environment, probe: Probe
 ) -> None:
