@@ -34,8 +34,6 @@ and what a turn prints leaves the line being typed whole (:mod:`hermes_core._cli
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import click
@@ -372,7 +370,7 @@ def chat(last: bool, session: str | None, model: str | None) -> None:
     from the start.
     """
     from hermes_core._cli.chat_history import ChatHistory, history_file
-    from hermes_core._cli.edited_output import EditedOutput
+    from hermes_core._cli.edited_output import EditedOutput, edited
     from hermes_core._cli.output import refuse_closed_stdout
     from hermes_core._cli.terminal_lines import TerminalLines
 
@@ -432,19 +430,3 @@ async def _chat(
     if sys.stdin.isatty() or state.last is None:
         return 0
     return exit_status(state.last)
-
-
-@contextmanager
-def edited(outputs: list[EditedOutput]) -> Iterator[None]:
-    """``sys.stdout`` and ``sys.stderr`` replaced in the block by those of ``outputs`` that
-    wrap them."""
-    saved = sys.stdout, sys.stderr
-    for output in outputs:
-        if output.stream is sys.stdout:
-            sys.stdout = output
-        elif output.stream is sys.stderr:
-            sys.stderr = output
-    try:
-        yield
-    finally:
-        sys.stdout, sys.stderr = saved
