@@ -157,9 +157,16 @@ class _Chat:
                 finally:
                     stopped = conversation.delegations.unfinished
                     await conversation.aclose()  # stops the subagents still running
+                    unsent = conversation.delegations.pending  # held since a stop
             if stopped:
                 noun = "subagent" if stopped == 1 else "subagents"
                 self.printer.note(f"hermes: stopped {stopped} {noun} of the last conversation")
+            elif unsent:
+                noun = "delegation's" if unsent == 1 else "delegations'"
+                self.printer.note(
+                    f"hermes: {unsent} stopped {noun} results were not sent to the model "
+                    f"(hermes sessions show {session.id} names its subagents)"
+                )
             if not again:
                 return
             if self._resumed is None:

@@ -319,8 +319,7 @@ def test_leaving_with_held_results_says_they_were_not_sent(home: AgentHome) -> N
     child.expect_exact("<= d1.1 interrupted")
     child.sendline("/exit")
     child.expect_exact(
-        "hermes: the results of 1 stopped delegation were not sent to the model "
-        "(hermes sessions show "
+        "hermes: 1 stopped delegation's results were not sent to the model (hermes sessions show "
     )
     assert ended(child) == 0
 
