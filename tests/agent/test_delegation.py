@@ -451,6 +451,25 @@ async def test_more_tasks_than_the_turns_left_are_refused_before_any_child_start
         host.close()
 
 
+async def test_exactly_as_many_tasks_as_the_turns_left_allow_are_run_and_read(
+    hermes_env: Environment, probe: Probe
+) -> None:
+    # The edge of the refusal above: 7 tasks with 9 requests left is what the budget holds.
+    host = host_with(hermes_env, probe, agent={"max_turns": 10})
+    try:
+        tasks = [task(n) for n in range(1, 8)]
+        model = root_then_children(delegating({"tasks": tasks}), lambda _request: "done")
+        async with host.session() as session:
+            conversation = make_agent(host, model).conversation(session)
+            events = await settle(conversation, f"{ROOT} summarise")
+        assert len(child_requests(model)) == 7
+        assert isinstance(events[-1], Finished)
+        assert (events[-1].stop, events[-1].text) == ("answer", "Read the results.")
+        assert len(model.requests) == 10
+    finally:
+        host.close()
+
+
 async def test_a_subagents_fan_out_leaves_a_request_for_each_conversation_above_it(
     hermes_env: Environment, probe: Probe
 ) -> None:
