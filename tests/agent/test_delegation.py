@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -463,6 +464,37 @@ async def test_exactly_as_many_tasks_as_the_turns_left_allow_are_run_and_read(
             conversation = make_agent(host, model).conversation(session)
             events = await settle(conversation, f"{ROOT} summarise")
         assert len(child_requests(model)) == 7
+        assert isinstance(events[-1], Finished)
+        assert (events[-1].stop, events[-1].text) == ("answer", "Read the results.")
+        assert len(model.requests) == 10
+    finally:
+        host.close()
+
+
+async def test_a_model_refused_for_too_many_tasks_that_delegates_as_advised_succeeds(
+    hermes_env: Environment, probe: Probe
+) -> None:
+    # "delegate at most 7 tasks" left out the request that delegates them: 7 tasks were
+    # refused again ("at most 6"), and a model doing as told was refused each time.
+    host = host_with(hermes_env, probe, agent={"max_turns": 10})
+    try:
+
+        def root(request: ModelRequest) -> Any:
+            last = request.messages[-1]
+            advised = re.search(r"delegate at most (\d+) task", last.content)
+            if last.role == "tool" and advised:
+                tasks = [task(n) for n in range(1, int(advised.group(1)) + 1)]
+                return fake_turn("", ("delegate_task", {"tasks": tasks}))
+            return delegating({"tasks": [task(n) for n in range(1, 101)]})(request)
+
+        model = root_then_children(root, lambda _request: "done")
+        async with host.session() as session:
+            conversation = make_agent(host, model).conversation(session)
+            events = await settle(conversation, f"{ROOT} summarise")
+        refusals = [e for e in events if isinstance(e, ToolFinished) and e.is_error]
+        assert len(refusals) == 1, [e.text for e in refusals]
+        assert "delegate at most 6 tasks" in refusals[0].text
+        assert len(child_requests(model)) == 6
         assert isinstance(events[-1], Finished)
         assert (events[-1].stop, events[-1].text) == ("answer", "Read the results.")
         assert len(model.requests) == 10
