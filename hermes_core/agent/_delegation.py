@@ -326,8 +326,8 @@ class Delegations:
             if depth == 0
             else "one, and each conversation above you one,"
         )
-        most = left - ours
-        advice = f"delegate at most {_tasks(most)}, or" if most > 0 else "delegate none:"
+        most = left - ours - 1  # the request that calls delegate_task again spends one too
+        advice = f"call again with at most {_tasks(most)}, or" if most > 0 else "delegate none:"
         return (
             f"delegate_task: {_tasks(count)}, but this turn has {left} model requests left "
             f"(agent.max_turns: {budget.max_turns}): each subagent needs one at least, and you "

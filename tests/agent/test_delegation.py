@@ -444,7 +444,8 @@ async def test_more_tasks_than_the_turns_left_are_refused_before_any_child_start
         assert result.text == (
             "delegate_task: 100 tasks, but this turn has 9 model requests left "
             "(agent.max_turns: 10): each subagent needs one at least, and you one to answer now "
-            "and one to read their results; delegate at most 7 tasks, or do the work yourself."
+            "and one to read their results; call again with at most 6 tasks, or do the work "
+            "yourself."
         )
         assert child_requests(model) == []
         assert not [e for e in events if isinstance(e, ChildStarted)]
@@ -481,7 +482,7 @@ async def test_a_model_refused_for_too_many_tasks_that_delegates_as_advised_succ
 
         def root(request: ModelRequest) -> Any:
             last = request.messages[-1]
-            advised = re.search(r"delegate at most (\d+) task", last.content)
+            advised = re.search(r"call again with at most (\d+) task", last.content)
             if last.role == "tool" and advised:
                 tasks = [task(n) for n in range(1, int(advised.group(1)) + 1)]
                 return fake_turn("", ("delegate_task", {"tasks": tasks}))
@@ -493,7 +494,7 @@ async def test_a_model_refused_for_too_many_tasks_that_delegates_as_advised_succ
             events = await settle(conversation, f"{ROOT} summarise")
         refusals = [e for e in events if isinstance(e, ToolFinished) and e.is_error]
         assert len(refusals) == 1, [e.text for e in refusals]
-        assert "delegate at most 6 tasks" in refusals[0].text
+        assert "call again with at most 6 tasks" in refusals[0].text
         assert len(child_requests(model)) == 6
         assert isinstance(events[-1], Finished)
         assert (events[-1].stop, events[-1].text) == ("answer", "Read the results.")
@@ -536,8 +537,8 @@ async def test_a_subagents_fan_out_leaves_a_request_for_each_conversation_above_
         refused = (
             "delegate_task: 7 tasks, but this turn has 8 model requests left "
             "(agent.max_turns: 12): each subagent needs one at least, and you one, and each "
-            "conversation above you one, to read their results; delegate at most 6 tasks, or "
-            "do the work yourself."
+            "conversation above you one, to read their results; call again with at most 5 "
+            "tasks, or do the work yourself."
         )
         assert [r.messages[0].content for r in child_requests(model)][-1].startswith("Summarise")
         assert child_requests(model)[-1].messages[-1].content == refused
