@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_core._acp.toolcalls import code_span
 from hermes_core._config import McpServerConfig
 from hermes_core._mcp.names import mcp_toolset
+from hermes_core._redaction import shown_url
 
 if TYPE_CHECKING:
     from hermes_core._acp.runtime import AcpRuntime
@@ -82,9 +83,10 @@ class ClientServers:
 
 def _failure(server: Any, config: McpServerConfig, reason: str) -> str:
     """What the editor's user is told of ``server`` that failed: its name as the editor gave
-    it, why, and what to check (its command, or its URL)."""
+    it, why, and what to check (its command, or its URL with its secrets hidden: the thread
+    is kept and shared as the editor's)."""
     if config.url is not None:
-        check = f"check that an MCP server answers at {code_span(config.url)}"
+        check = f"check that an MCP server answers at {code_span(shown_url(config.url))}"
     else:
         check = f"check its command, {code_span(str(config.command))}, and its arguments"
     return (

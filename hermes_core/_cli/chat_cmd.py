@@ -34,8 +34,6 @@ and what a turn prints leaves the line being typed whole (:mod:`hermes_core._cli
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import click
@@ -159,9 +157,16 @@ class _Chat:
                 finally:
                     stopped = conversation.delegations.unfinished
                     await conversation.aclose()  # stops the subagents still running
+                    unsent = conversation.delegations.pending  # held since a stop
             if stopped:
                 noun = "subagent" if stopped == 1 else "subagents"
                 self.printer.note(f"hermes: stopped {stopped} {noun} of the last conversation")
+            elif unsent:
+                noun = "delegation's" if unsent == 1 else "delegations'"
+                self.printer.note(
+                    f"hermes: {unsent} stopped {noun} results were not sent to the model "
+                    f"(hermes sessions show {session.id} names its subagents)"
+                )
             if not again:
                 return
             if self._resumed is None:
@@ -372,7 +377,7 @@ def chat(show_thinking: bool, last: bool, session: str | None, model: str | None
     as /model NAME from the start. --show-thinking shows the model's thinking, dimmed.
     """
     from hermes_core._cli.chat_history import ChatHistory, history_file
-    from hermes_core._cli.edited_output import EditedOutput
+    from hermes_core._cli.edited_output import EditedOutput, edited
     from hermes_core._cli.output import refuse_closed_stdout
     from hermes_core._cli.terminal_lines import TerminalLines
 
@@ -432,19 +437,3 @@ async def _chat(
     if sys.stdin.isatty() or state.last is None:
         return 0
     return exit_status(state.last)
-
-
-@contextmanager
-def edited(outputs: list[EditedOutput]) -> Iterator[None]:
-    """``sys.stdout`` and ``sys.stderr`` replaced in the block by those of ``outputs`` that
-    wrap them."""
-    saved = sys.stdout, sys.stderr
-    for output in outputs:
-        if output.stream is sys.stdout:
-            sys.stdout = output
-        elif output.stream is sys.stderr:
-            sys.stderr = output
-    try:
-        yield
-    finally:
-        sys.stdout, sys.stderr = saved

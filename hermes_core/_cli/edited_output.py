@@ -10,6 +10,9 @@ write erases it from there, so what is printed stays whole and the edited line f
 from __future__ import annotations
 
 import io
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -56,3 +59,19 @@ class EditedOutput(io.TextIOBase):
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
+
+
+@contextmanager
+def edited(outputs: list[EditedOutput]) -> Iterator[None]:
+    """``sys.stdout`` and ``sys.stderr`` replaced in the block by those of ``outputs`` that
+    wrap them."""
+    saved = sys.stdout, sys.stderr
+    for output in outputs:
+        if output.stream is sys.stdout:
+            sys.stdout = output
+        elif output.stream is sys.stderr:
+            sys.stderr = output
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved

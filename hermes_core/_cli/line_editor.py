@@ -107,7 +107,9 @@ class LineEditor:
                 continue
             end = sequence_end(data, at)
             if end is None and self._query is not None and data[at:] == "\x1b":
-                self._cancel_search()  # a key's sequence comes whole: a lone ESC is Escape
+                # A key's sequence comes whole in one read: a lone ESC is Escape (an arrow
+                # split by a slow link gives up the search, its "[A" typed: documented).
+                self._cancel_search()
                 break
             if end is None:
                 self._pending = data[at:]

@@ -313,16 +313,21 @@ class Delegations:
 
     def _over_budget(self, count: int) -> str | None:
         """Why ``count`` tasks cannot all be answered and read within the turns left, or
-        ``None``: each child makes one request at least, and the delegating conversation one
-        to read their results (a root one, one more to answer the handle)."""
+        ``None``: each child makes one request at least, the delegating conversation one to
+        read their results (a root one, one more to answer the handle), and so does each
+        conversation above it (the budget is the whole tree's)."""
         budget, depth = self.owner.budget, self.owner.depth
         left = budget.remaining_turns()
-        ours = 2 if depth == 0 else 1
+        ours = 2 if depth == 0 else 1 + depth
         if left is None or count + ours <= left:
             return None
-        reading = "one to answer now and one" if depth == 0 else "one"
-        most = left - ours
-        advice = f"delegate at most {_tasks(most)}, or" if most > 0 else "delegate none:"
+        reading = (
+            "one to answer now and one"
+            if depth == 0
+            else "one, and each conversation above you one,"
+        )
+        most = left - ours - 1  # the request that calls delegate_task again spends one too
+        advice = f"call again with at most {_tasks(most)}, or" if most > 0 else "delegate none:"
         return (
             f"delegate_task: {_tasks(count)}, but this turn has {left} model requests left "
             f"(agent.max_turns: {budget.max_turns}): each subagent needs one at least, and you "

@@ -199,3 +199,22 @@ async def test_a_loaded_session_tells_of_its_client_server_that_fails(
     assert shown[2][0] == "agent_message_chunk"
     assert shown[2][1].startswith("\n\n")  # a paragraph of its own, not glued to "Hello."
     assert "`Broken Tools`" in shown[2][1]
+
+
+async def test_a_failed_client_servers_secrets_stay_out_of_the_editor_and_stderr(
+    acp_env: Environment, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING)  # what stderr shows; a library's debug lines are filtered
+    url = _nothing_listens() + "?api_key=q1w2e3r4t5y6u7i8"
+    header = schema.HttpHeader(name="Authorization", value="Bearer a9s8d7f6g5h4j3k2l1")
+    dead = schema.HttpMcpServer(type="http", name="Remote", url=url, headers=[header])
+    async with serving(acp_env, FakeModelProvider.scripted(), config=DEFERRED) as served:
+        await served.start(acp_env.cwd, mcp_servers=[dead])
+        await served.client.advertised.wait()
+        told = served.client.text()
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "`Remote`" in told
+    assert "api_key=[redacted]" in told
+    for secret in ("q1w2e3r4t5y6u7i8", "a9s8d7f6g5h4j3k2l1"):
+        assert secret not in told
+        assert secret not in logged

@@ -300,6 +300,30 @@ def test_stop_at_the_prompt_stops_the_background_subagents(home: AgentHome) -> N
     assert "status: interrupted" in lasts[3]
 
 
+def test_leaving_with_held_results_says_they_were_not_sent(home: AgentHome) -> None:
+    # /stop held the stopped subagent's results for the next message; /exit then dropped them
+    # without a word, though the model had been promised them.
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", COUNTING))},
+        {"for": "please delegate", "text": "Started it."},
+        {"for": "Count the words", "text": "There are 3 words. " + LONG},
+        chunk=5,
+        delay=0.05,
+    )
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("please delegate the counting")
+    child.expect_exact("Started it.")
+    child.expect_exact(PROMPT)
+    child.sendline("/stop")
+    child.expect_exact("<= d1.1 interrupted")
+    child.sendline("/exit")
+    child.expect_exact(
+        "hermes: 1 stopped delegation's results were not sent to the model (hermes sessions show "
+    )
+    assert ended(child) == 0
+
+
 def test_piped_messages_get_their_answers_on_stdout_and_no_prompt(home: AgentHome) -> None:
     """``hermes chat < messages.txt > answers.txt``: the prompt is for a person at a terminal;
     piped, stdout holds the answers alone."""

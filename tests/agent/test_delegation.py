@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -443,10 +444,108 @@ async def test_more_tasks_than_the_turns_left_are_refused_before_any_child_start
         assert result.text == (
             "delegate_task: 100 tasks, but this turn has 9 model requests left "
             "(agent.max_turns: 10): each subagent needs one at least, and you one to answer now "
-            "and one to read their results; delegate at most 7 tasks, or do the work yourself."
+            "and one to read their results; call again with at most 6 tasks, or do the work "
+            "yourself."
         )
         assert child_requests(model) == []
         assert not [e for e in events if isinstance(e, ChildStarted)]
+    finally:
+        host.close()
+
+
+async def test_exactly_as_many_tasks_as_the_turns_left_allow_are_run_and_read(
+    hermes_env: Environment, probe: Probe
+) -> None:
+    # The edge of the refusal above: 7 tasks with 9 requests left is what the budget holds.
+    host = host_with(hermes_env, probe, agent={"max_turns": 10})
+    try:
+        tasks = [task(n) for n in range(1, 8)]
+        model = root_then_children(delegating({"tasks": tasks}), lambda _request: "done")
+        async with host.session() as session:
+            conversation = make_agent(host, model).conversation(session)
+            events = await settle(conversation, f"{ROOT} summarise")
+        assert len(child_requests(model)) == 7
+        assert isinstance(events[-1], Finished)
+        assert (events[-1].stop, events[-1].text) == ("answer", "Read the results.")
+        assert len(model.requests) == 10
+    finally:
+        host.close()
+
+
+async def test_a_model_refused_for_too_many_tasks_that_delegates_as_advised_succeeds(
+    hermes_env: Environment, probe: Probe
+) -> None:
+    # "delegate at most 7 tasks" left out the request that delegates them: 7 tasks were
+    # refused again ("at most 6"), and a model doing as told was refused each time.
+    host = host_with(hermes_env, probe, agent={"max_turns": 10})
+    try:
+
+        def root(request: ModelRequest) -> Any:
+            last = request.messages[-1]
+            advised = re.search(r"call again with at most (\d+) task", last.content)
+            if last.role == "tool" and advised:
+                tasks = [task(n) for n in range(1, int(advised.group(1)) + 1)]
+                return fake_turn("", ("delegate_task", {"tasks": tasks}))
+            return delegating({"tasks": [task(n) for n in range(1, 101)]})(request)
+
+        model = root_then_children(root, lambda _request: "done")
+        async with host.session() as session:
+            conversation = make_agent(host, model).conversation(session)
+            events = await settle(conversation, f"{ROOT} summarise")
+        refusals = [e for e in events if isinstance(e, ToolFinished) and e.is_error]
+        assert len(refusals) == 1, [e.text for e in refusals]
+        assert "call again with at most 6 tasks" in refusals[0].text
+        assert len(child_requests(model)) == 6
+        assert isinstance(events[-1], Finished)
+        assert (events[-1].stop, events[-1].text) == ("answer", "Read the results.")
+        assert len(model.requests) == 10
+    finally:
+        host.close()
+
+
+async def test_a_subagents_fan_out_leaves_a_request_for_each_conversation_above_it(
+    hermes_env: Environment, probe: Probe
+) -> None:
+    # An orchestrator with 8 requests left was let delegate 7 workers, counting only its own
+    # read: the workers and its read spent the budget, and the root never read the result.
+    host = host_with(hermes_env, probe, delegation={"max_depth": 2}, agent={"max_turns": 12})
+    try:
+        workers = [
+            {"goal": f"Count the lines of the project notes file {n}", "context": CONTEXT}
+            for n in range(1, 8)
+        ]
+
+        def root(request: ModelRequest) -> Any:
+            if request.messages[-1].role == "tool":
+                probe.gate.set()  # the root's answer to the handle is spent: 4 requests so far
+            return delegating({"tasks": [task(1)]})(request)
+
+        def child(request: ModelRequest) -> Any:
+            first, last = request.messages[0].content, request.messages[-1]
+            if first.startswith("Count the lines"):
+                return "worker done"
+            if last.role == "user":
+                return fake_turn("", ("hold", {}))
+            if last.content == "released":
+                return fake_turn("", ("delegate_task", {"tasks": workers}))
+            return f"orchestrator read: {last.content}"
+
+        model = root_then_children(root, child)
+        async with host.session() as session:
+            conversation = make_agent(host, model).conversation(session)
+            events = await settle(conversation, f"{ROOT} go")
+        refused = (
+            "delegate_task: 7 tasks, but this turn has 8 model requests left "
+            "(agent.max_turns: 12): each subagent needs one at least, and you one, and each "
+            "conversation above you one, to read their results; call again with at most 5 "
+            "tasks, or do the work yourself."
+        )
+        assert [r.messages[0].content for r in child_requests(model)][-1].startswith("Summarise")
+        assert child_requests(model)[-1].messages[-1].content == refused
+        assert isinstance(events[-1], Finished)
+        assert events[-1].stop == "answer"
+        assert events[-1].text == "Read the results."
+        assert f"orchestrator read: {refused}" in root_requests(model)[-1].messages[-1].content
     finally:
         host.close()
 
