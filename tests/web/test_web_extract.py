@@ -23,6 +23,7 @@ from local_site import (
     DRIP_PAUSE,
     FOOTER,
     LATIN1_TEXT,
+    MARKED_TITLE,
     NAVIGATION,
     LocalSite,
     gzip_bomb,
@@ -318,6 +319,22 @@ def test_a_pages_title_is_bounded_as_its_text_is(site: LocalSite) -> None:
     assert page["title"].startswith("Read me Read me")
     assert len(result.text_content) < 2_000
     assert ARTICLE_TEXT[1] in result.text_content
+
+
+def test_a_long_title_is_cut_between_the_letters_a_reader_sees(site: LocalSite) -> None:
+    # A title of "e" + combining acute was cut after an "e" and before its accent: the last
+    # letter of the title shown was another letter.
+    urls = [site.url(path, "news.example") for path in ("/marked-title", "/one-word-title")]
+    result = _extract([*urls, site.url("/cjk-title", "news.example")])
+
+    assert not result.is_error, result.text_content
+    marked, word, cjk = (page["title"] for page in result.structured["pages"])
+    assert len(marked) <= 300
+    assert marked.endswith("...")
+    assert MARKED_TITLE.startswith(marked.removesuffix("...")), marked[-8:]
+    assert marked.removesuffix("...").endswith("e\u0301")
+    assert word == "W" * 297 + "..."
+    assert cjk == ("川獺の谷" * 200)[:297] + "..."
 
 
 def test_a_page_that_cannot_be_extracted_fails_its_url_and_the_others_are_kept(
