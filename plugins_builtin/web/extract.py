@@ -9,6 +9,8 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .search import shortened
+
 if TYPE_CHECKING:
     from .fetch import Page
 
@@ -59,9 +61,7 @@ def extract(page: Page, max_chars: int, max_bytes: int) -> Extracted:
             charset = "windows-1252"
             notes.append("the page names no charset and is not UTF-8: read as windows-1252")
         title, text = "", _decoded(page.body, charset, notes)
-    if len(title) > MAX_TITLE:  # the page's to choose, as its text is: bounded as well
-        cut_at = title.rfind(" ", MAX_TITLE - 60, MAX_TITLE - 3)
-        title = title[: cut_at if cut_at > 0 else MAX_TITLE - 3].rstrip() + "..."
+    title = shortened(title, MAX_TITLE)  # the page's to choose, as its text is: bounded too
     chars = len(text)
     if chars > max_chars:
         cut_at = text.rfind(" ", max_chars - 200, max_chars)
