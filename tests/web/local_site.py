@@ -263,6 +263,10 @@ def local_site() -> Iterator[LocalSite]:
             h, 200, "text/html; charset=utf-8", _titled("川獺の谷" * 200, ARTICLE_TEXT[1])
         ),
         "/gzip-as-html": lambda h: _send(h, 200, "text/html", _gzip(LONG_ARTICLE)),
+        "/gzip-as-utf8-html": lambda h: _send(
+            h, 200, "text/html; charset=utf-8", _gzip(LONG_ARTICLE)
+        ),
+        "/gzip-in-gzip-as-html": lambda h: _send(h, 200, "text/html", _gzip(_gzip(LONG_ARTICLE))),
         "/latin1.txt": lambda h: _send(h, 200, "text/plain", LATIN1_TEXT.encode("cp1252")),
         "/latin1": lambda h: _send(
             h, 200, "text/html; charset=iso-8859-1", LATIN1_PAGE.encode("latin-1")

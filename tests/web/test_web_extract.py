@@ -301,12 +301,35 @@ def test_a_gzip_file_served_as_html_expands_no_further_than_max_bytes(site: Loca
     (page,) = result.structured["pages"]
     assert page.get("chars", 0) <= 100_000, page
     assert (
-        "[the page is a compressed file that expands past max_bytes (100,000 bytes): not read]"
-        in (result.text_content)
-    )
+        "[the page is a compressed file that expands past max_bytes (100,000 bytes), or to "
+        "another compressed file: not read]"
+    ) in result.text_content
     within = _extract([site.url("/gzip-as-html", "news.example")], max_bytes=2_000_000)
     # Within the cap it is read, as trafilatura reads such a body.
     assert "Otter 0 of the valley, counted again" in within.text_content
+
+
+def test_a_gzip_file_served_as_html_with_a_charset_is_read_as_one_without(
+    site: LocalSite,
+) -> None:
+    # Served as text/html; charset=utf-8 (what most servers add), the same gzip file was read
+    # as UTF-8 text, none found, and the note said it expanded past max_bytes, which it did not.
+    urls = [
+        site.url(path, "news.example") for path in ("/gzip-as-utf8-html", "/gzip-in-gzip-as-html")
+    ]
+    result = _extract(urls, max_bytes=2_000_000)
+
+    within, nested = result.text_content.split("\n\n---\n\n")
+    assert "Otter 0 of the valley, counted again" in within
+    assert "max_bytes" not in within
+    assert (
+        "[the page is a compressed file that expands past max_bytes (2,000,000 bytes), or to "
+        "another compressed file: not read]"
+    ) in nested
+    # The inner file within the cap, the one it holds past it: not read all the same.
+    assert (
+        "another compressed file: not read]" in _extract(urls[1:], max_bytes=100_000).text_content
+    )
 
 
 def test_a_pages_title_is_bounded_as_its_text_is(site: LocalSite) -> None:
