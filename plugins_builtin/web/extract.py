@@ -43,11 +43,12 @@ def extract(page: Page, max_chars: int, max_bytes: int) -> Extracted:
     itself expands to ``max_bytes`` at most."""
     notes: list[str] = []
     if page.kind == "html":
-        title, text, whole = _html(page.body, page.charset, max_bytes)
-        if not text.strip() and page.body.startswith(_COMPRESSED):
+        markup = _markup(page.body, page.charset, max_bytes)
+        title, text, whole = _html(markup) if markup is not None else ("", "", False)
+        if markup is None:
             notes.append(
                 f"the page is a compressed file that expands past max_bytes ({max_bytes:,} "
-                "bytes): not read"
+                "bytes), or to another compressed file: not read"
             )
         elif not text.strip():
             notes.append(NO_TEXT)
@@ -83,23 +84,34 @@ def _decoded(body: bytes, charset: str | None, notes: list[str]) -> str:
         return body.decode("utf-8", errors="replace")
 
 
-def _markup(body: bytes, charset: str | None, cap: int) -> str:
-    """``body`` as text for trafilatura: in the charset the server named, when the body is not
-    UTF-8 (trafilatura ignores the header: it reads UTF-8, else guesses, and guessed
-    windows-1250 for Latin-1 French); otherwise as trafilatura reads bytes (a BOM, UTF-8, a
-    ``<meta charset>``, a guess), a body that is a compressed file expanded to ``cap`` bytes at
-    most: given bytes, trafilatura expands it to its own 20 MB (56 KB read were 18 MB of HTML,
-    1 GB of memory and minutes of CPU). A body in valid UTF-8 is UTF-8 whatever the header
-    says: no page of another charset with a non-ASCII letter is valid UTF-8 by chance."""
+def _markup(body: bytes, charset: str | None, cap: int) -> str | None:
+    """``body`` as text for trafilatura, or ``None`` for a compressed file that expands past
+    ``cap`` bytes or to another compressed file. A body that is a compressed file (gzip,
+    zlib, what trafilatura expands by its magic number, whatever charset the server named) is
+    expanded first, to ``cap`` bytes at most: given bytes, trafilatura expands it to its own
+    20 MB (56 KB read were 18 MB of HTML, 1 GB of memory and minutes of CPU). Then the charset
+    the server named, when the body is not UTF-8 (trafilatura ignores the header: it reads
+    UTF-8, else guesses, and guessed windows-1250 for Latin-1 French); otherwise as trafilatura
+    reads bytes (UTF-8, a guess). A body in valid UTF-8 is UTF-8 whatever the header says: no
+    page of another charset with a non-ASCII letter is valid UTF-8 by chance."""
+    try:
+        from trafilatura.utils import decode_file, handle_compressed_file
+    except ImportError:  # a trafilatura that moved them: UTF-8, which it reads first too
+        return body.decode("utf-8", errors="replace")
+    if not _utf8(body):  # no compressed file is valid UTF-8
+        expanded = handle_compressed_file(body, max_size=cap)  # the same bytes if it is none
+        if expanded is not body:
+            nested = handle_compressed_file(expanded, max_size=cap) is not expanded
+            if nested or expanded.startswith(_COMPRESSED):
+                return None  # a compressed file in a compressed file
+            body = expanded
+        elif body.startswith(_COMPRESSED):  # past the cap (or cut short by max_bytes)
+            return None
     if charset is not None and not _utf8(body):
         try:
             return body.decode(charset, errors="replace")
         except LookupError:  # a name no codec has: the header says nothing useful
             pass
-    try:
-        from trafilatura.utils import decode_file
-    except ImportError:  # a trafilatura that moved it: UTF-8, which it reads first too
-        return body.decode("utf-8", errors="replace")
     return decode_file(body, max_size=cap)
 
 
@@ -112,13 +124,12 @@ def _utf8(body: bytes) -> bool:
     return True
 
 
-def _html(body: bytes, charset: str | None, cap: int) -> tuple[str, str, bool]:
+def _html(markup: str) -> tuple[str, str, bool]:
     try:
         import trafilatura
     except ImportError as exc:
         raise RuntimeError(f"web_extract needs trafilatura: {INSTALL} ({exc})") from None
     _quiet("trafilatura")
-    markup = _markup(body, charset, cap)
     tree = trafilatura.load_html(markup)
     if tree is None:
         return "", trafilatura.html2txt(markup) or "", True
