@@ -268,6 +268,9 @@ def local_site() -> Iterator[LocalSite]:
         ),
         "/gzip-in-gzip-as-html": lambda h: _send(h, 200, "text/html", _gzip(_gzip(LONG_ARTICLE))),
         "/latin1.txt": lambda h: _send(h, 200, "text/plain", LATIN1_TEXT.encode("cp1252")),
+        "/latin1-odd-charset.txt": lambda h: _send(
+            h, 200, "text/plain; charset=x-foo", LATIN1_TEXT.encode("cp1252")
+        ),
         "/latin1": lambda h: _send(
             h, 200, "text/html; charset=iso-8859-1", LATIN1_PAGE.encode("latin-1")
         ),

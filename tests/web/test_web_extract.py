@@ -293,6 +293,21 @@ def test_plain_text_without_a_charset_and_not_utf8_is_read_as_windows_1252_with_
     )
 
 
+def test_plain_text_in_a_charset_no_codec_reads_and_not_utf8_is_read_as_windows_1252(
+    site: LocalSite,
+) -> None:
+    # A made-up charset says no more than none: it was read as UTF-8, each accented letter a
+    # U+FFFD, where the same text with no charset named is read as windows-1252.
+    result = _extract([site.url("/latin1-odd-charset.txt", "news.example")])
+
+    assert not result.is_error, result.text_content
+    assert LATIN1_TEXT.strip() in result.text_content
+    assert (
+        "[the page's charset 'x-foo' is not a text encoding and the page is not UTF-8: read as "
+        "windows-1252]"
+    ) in result.text_content
+
+
 def test_a_gzip_file_served_as_html_expands_no_further_than_max_bytes(site: LocalSite) -> None:
     # trafilatura expands a body that is a gzip (or zstd, brotli, zlib) file itself, up to its
     # own 20 MB: 56 KB on the wire were 18 MB of HTML, 1 GB of memory and 4 minutes of CPU.
