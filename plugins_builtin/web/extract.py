@@ -75,13 +75,18 @@ def extract(page: Page, max_chars: int, max_bytes: int) -> Extracted:
 
 def _decoded(body: bytes, charset: str | None, notes: list[str]) -> str:
     """``body`` in the charset the server named; one Python reads no text with (``rot13``, a
-    made-up name) is the server's word, not a reason to fail: UTF-8, said in a note."""
+    made-up name) is the server's word, not a reason to fail: UTF-8, or windows-1252 for a
+    body that is not UTF-8 (as one naming no charset), said in a note."""
     named = charset or "utf-8"
     try:
         return body.decode(named, errors="replace")
     except LookupError:
-        notes.append(f"the page's charset {named[:60]!r} is not a text encoding: read as UTF-8")
-        return body.decode("utf-8", errors="replace")
+        shown = f"the page's charset {named[:60]!r} is not a text encoding"
+        if _utf8(body):
+            notes.append(f"{shown}: read as UTF-8")
+            return body.decode("utf-8", errors="replace")
+        notes.append(f"{shown} and the page is not UTF-8: read as windows-1252")
+        return body.decode("windows-1252", errors="replace")
 
 
 def _markup(body: bytes, charset: str | None, cap: int) -> str | None:
