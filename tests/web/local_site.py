@@ -268,6 +268,12 @@ def local_site() -> Iterator[LocalSite]:
         ),
         "/gzip-in-gzip-as-html": lambda h: _send(h, 200, "text/html", _gzip(_gzip(LONG_ARTICLE))),
         "/latin1.txt": lambda h: _send(h, 200, "text/plain", LATIN1_TEXT.encode("cp1252")),
+        "/utf16-said-utf8": lambda h: _send(
+            h, 200, "text/html; charset=utf-8", LATIN1_PAGE.encode("utf-16")
+        ),
+        "/utf16-said-latin1.txt": lambda h: _send(
+            h, 200, "text/plain; charset=iso-8859-1", LATIN1_TEXT.encode("utf-16")
+        ),
         "/latin1-odd-charset.txt": lambda h: _send(
             h, 200, "text/plain; charset=x-foo", LATIN1_TEXT.encode("cp1252")
         ),

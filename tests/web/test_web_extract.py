@@ -280,6 +280,21 @@ def test_the_charset_the_server_names_reads_an_html_page_that_names_none(
         assert LATIN1_TEXT.strip() in page
 
 
+def test_a_byte_order_mark_wins_over_the_charset_the_server_names(site: LocalSite) -> None:
+    # A UTF-16 file (a BOM first) served with the server's default charset was read in that
+    # charset: U+FFFD for each accent of the page, a NUL between each letter of the text. A
+    # browser reads the BOM first (WHATWG, "decode").
+    paths = ("/utf16-said-utf8", "/utf16-said-latin1.txt")
+    result = _extract([site.url(path, "news.example") for path in paths])
+
+    assert not result.is_error, result.text_content
+    page, text = result.text_content.split("\n\n---\n\n")
+    assert page.startswith("# Café crème\n"), page[:80]
+    assert LATIN1_TEXT.strip() in page
+    assert LATIN1_TEXT.strip() in text
+    assert "\x00" not in text
+
+
 def test_plain_text_without_a_charset_and_not_utf8_is_read_as_windows_1252_with_a_note(
     site: LocalSite,
 ) -> None:
