@@ -55,7 +55,7 @@ def extract(page: Page, max_chars: int, max_bytes: int) -> Extracted:
         elif whole:
             notes.append("no main article was found: this is the whole text of the page")
     else:
-        charset = page.charset
+        charset = _bom(page.body) or page.charset
         if charset is None and page.content_type.startswith("text/") and not _utf8(page.body):
             # JSON is UTF-8 by its RFC; text with no name and not UTF-8 is most likely the
             # web's default, windows-1252 (what a browser reads it as here, WHATWG).
@@ -112,12 +112,21 @@ def _markup(body: bytes, charset: str | None, cap: int) -> str | None:
             body = expanded
         elif body.startswith(_COMPRESSED):  # past the cap (or cut short by max_bytes)
             return None
+    charset = _bom(body) or charset  # as a browser reads it: a BOM before the header
     if charset is not None and not _utf8(body):
         try:
             return body.decode(charset, errors="replace")
         except LookupError:  # a name no codec has: the header says nothing useful
             pass
     return decode_file(body, max_size=cap)
+
+
+def _bom(body: bytes) -> str | None:
+    """The charset the byte order mark ``body`` starts with names (UTF-16's; UTF-8's, which the
+    UTF-8 reading drops), if any."""
+    if body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    return "utf-8-sig" if body.startswith(codecs.BOM_UTF8) else None
 
 
 def _utf8(body: bytes) -> bool:
