@@ -67,6 +67,9 @@ if TYPE_CHECKING:
     from hermes_core._checked_fetch import (
         readers_of as readers_of,
     )
+    from hermes_core._cli.terminal_cells import (
+        joins as joins,
+    )
     from hermes_core._client_io import (
         ClientFiles as ClientFiles,
     )

@@ -9,6 +9,8 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .search import shortened
+
 if TYPE_CHECKING:
     from .fetch import Page
 
@@ -41,27 +43,26 @@ def extract(page: Page, max_chars: int, max_bytes: int) -> Extracted:
     itself expands to ``max_bytes`` at most."""
     notes: list[str] = []
     if page.kind == "html":
-        title, text, whole = _html(page.body, page.charset, max_bytes)
-        if not text.strip() and page.body.startswith(_COMPRESSED):
+        markup = _markup(page.body, page.charset, max_bytes)
+        title, text, whole = _html(markup) if markup is not None else ("", "", False)
+        if markup is None:
             notes.append(
                 f"the page is a compressed file that expands past max_bytes ({max_bytes:,} "
-                "bytes): not read"
+                "bytes), or to another compressed file: not read"
             )
         elif not text.strip():
             notes.append(NO_TEXT)
         elif whole:
             notes.append("no main article was found: this is the whole text of the page")
     else:
-        charset = page.charset
+        charset = _bom(page.body) or page.charset
         if charset is None and page.content_type.startswith("text/") and not _utf8(page.body):
             # JSON is UTF-8 by its RFC; text with no name and not UTF-8 is most likely the
             # web's default, windows-1252 (what a browser reads it as here, WHATWG).
             charset = "windows-1252"
             notes.append("the page names no charset and is not UTF-8: read as windows-1252")
         title, text = "", _decoded(page.body, charset, notes)
-    if len(title) > MAX_TITLE:  # the page's to choose, as its text is: bounded as well
-        cut_at = title.rfind(" ", MAX_TITLE - 60, MAX_TITLE - 3)
-        title = title[: cut_at if cut_at > 0 else MAX_TITLE - 3].rstrip() + "..."
+    title = shortened(title, MAX_TITLE)  # the page's to choose, as its text is: bounded too
     chars = len(text)
     if chars > max_chars:
         cut_at = text.rfind(" ", max_chars - 200, max_chars)
@@ -74,33 +75,58 @@ def extract(page: Page, max_chars: int, max_bytes: int) -> Extracted:
 
 def _decoded(body: bytes, charset: str | None, notes: list[str]) -> str:
     """``body`` in the charset the server named; one Python reads no text with (``rot13``, a
-    made-up name) is the server's word, not a reason to fail: UTF-8, said in a note."""
+    made-up name) is the server's word, not a reason to fail: UTF-8, or windows-1252 for a
+    body that is not UTF-8 (as one naming no charset), said in a note."""
     named = charset or "utf-8"
     try:
         return body.decode(named, errors="replace")
     except LookupError:
-        notes.append(f"the page's charset {named[:60]!r} is not a text encoding: read as UTF-8")
+        shown = f"the page's charset {named[:60]!r} is not a text encoding"
+        if _utf8(body):
+            notes.append(f"{shown}: read as UTF-8")
+            return body.decode("utf-8", errors="replace")
+        notes.append(f"{shown} and the page is not UTF-8: read as windows-1252")
+        return body.decode("windows-1252", errors="replace")
+
+
+def _markup(body: bytes, charset: str | None, cap: int) -> str | None:
+    """``body`` as text for trafilatura, or ``None`` for a compressed file that expands past
+    ``cap`` bytes or to another compressed file. A body that is a compressed file (gzip,
+    zlib, what trafilatura expands by its magic number, whatever charset the server named) is
+    expanded first, to ``cap`` bytes at most: given bytes, trafilatura expands it to its own
+    20 MB (56 KB read were 18 MB of HTML, 1 GB of memory and minutes of CPU). Then the charset
+    the server named, when the body is not UTF-8 (trafilatura ignores the header: it reads
+    UTF-8, else guesses, and guessed windows-1250 for Latin-1 French); otherwise as trafilatura
+    reads bytes (UTF-8, a guess). A body in valid UTF-8 is UTF-8 whatever the header says: no
+    page of another charset with a non-ASCII letter is valid UTF-8 by chance."""
+    try:
+        from trafilatura.utils import decode_file, handle_compressed_file
+    except ImportError:  # a trafilatura that moved them: UTF-8, which it reads first too
         return body.decode("utf-8", errors="replace")
-
-
-def _markup(body: bytes, charset: str | None, cap: int) -> str:
-    """``body`` as text for trafilatura: in the charset the server named, when the body is not
-    UTF-8 (trafilatura ignores the header: it reads UTF-8, else guesses, and guessed
-    windows-1250 for Latin-1 French); otherwise as trafilatura reads bytes (a BOM, UTF-8, a
-    ``<meta charset>``, a guess), a body that is a compressed file expanded to ``cap`` bytes at
-    most: given bytes, trafilatura expands it to its own 20 MB (56 KB read were 18 MB of HTML,
-    1 GB of memory and minutes of CPU). A body in valid UTF-8 is UTF-8 whatever the header
-    says: no page of another charset with a non-ASCII letter is valid UTF-8 by chance."""
+    if not _utf8(body):  # no compressed file is valid UTF-8
+        expanded = handle_compressed_file(body, max_size=cap)  # the same bytes if it is none
+        if expanded is not body:
+            nested = handle_compressed_file(expanded, max_size=cap) is not expanded
+            if nested or expanded.startswith(_COMPRESSED):
+                return None  # a compressed file in a compressed file
+            body = expanded
+        elif body.startswith(_COMPRESSED):  # past the cap (or cut short by max_bytes)
+            return None
+    charset = _bom(body) or charset  # as a browser reads it: a BOM before the header
     if charset is not None and not _utf8(body):
         try:
             return body.decode(charset, errors="replace")
         except LookupError:  # a name no codec has: the header says nothing useful
             pass
-    try:
-        from trafilatura.utils import decode_file
-    except ImportError:  # a trafilatura that moved it: UTF-8, which it reads first too
-        return body.decode("utf-8", errors="replace")
     return decode_file(body, max_size=cap)
+
+
+def _bom(body: bytes) -> str | None:
+    """The charset the byte order mark ``body`` starts with names (UTF-16's; UTF-8's, which the
+    UTF-8 reading drops), if any."""
+    if body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    return "utf-8-sig" if body.startswith(codecs.BOM_UTF8) else None
 
 
 def _utf8(body: bytes) -> bool:
@@ -112,13 +138,12 @@ def _utf8(body: bytes) -> bool:
     return True
 
 
-def _html(body: bytes, charset: str | None, cap: int) -> tuple[str, str, bool]:
+def _html(markup: str) -> tuple[str, str, bool]:
     try:
         import trafilatura
     except ImportError as exc:
         raise RuntimeError(f"web_extract needs trafilatura: {INSTALL} ({exc})") from None
     _quiet("trafilatura")
-    markup = _markup(body, charset, cap)
     tree = trafilatura.load_html(markup)
     if tree is None:
         return "", trafilatura.html2txt(markup) or "", True

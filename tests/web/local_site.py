@@ -202,6 +202,17 @@ LISTING = (
 plain line, not a markdown heading."""
 
 
+MARKED_TITLE = "e\u0301" * 400
+"""A title of 400 "é" written as an e and a combining acute: 800 code points, 400 letters."""
+
+
+def _titled(title: str, text: str) -> bytes:
+    return (
+        f"<html><head><title>{title}</title></head><body><article><p>{text}</p></article>"
+        "</body></html>"
+    ).encode()
+
+
 @contextmanager
 def local_site() -> Iterator[LocalSite]:
     """The site, served until the block ends."""
@@ -242,8 +253,30 @@ def local_site() -> Iterator[LocalSite]:
             + ARTICLE_TEXT[1].encode()
             + b"</p></article></body></html>",
         ),
+        "/marked-title": lambda h: _send(
+            h, 200, "text/html; charset=utf-8", _titled(MARKED_TITLE, ARTICLE_TEXT[1])
+        ),
+        "/one-word-title": lambda h: _send(
+            h, 200, "text/html; charset=utf-8", _titled("W" * 800, ARTICLE_TEXT[1])
+        ),
+        "/cjk-title": lambda h: _send(
+            h, 200, "text/html; charset=utf-8", _titled("川獺の谷" * 200, ARTICLE_TEXT[1])
+        ),
         "/gzip-as-html": lambda h: _send(h, 200, "text/html", _gzip(LONG_ARTICLE)),
+        "/gzip-as-utf8-html": lambda h: _send(
+            h, 200, "text/html; charset=utf-8", _gzip(LONG_ARTICLE)
+        ),
+        "/gzip-in-gzip-as-html": lambda h: _send(h, 200, "text/html", _gzip(_gzip(LONG_ARTICLE))),
         "/latin1.txt": lambda h: _send(h, 200, "text/plain", LATIN1_TEXT.encode("cp1252")),
+        "/utf16-said-utf8": lambda h: _send(
+            h, 200, "text/html; charset=utf-8", LATIN1_PAGE.encode("utf-16")
+        ),
+        "/utf16-said-latin1.txt": lambda h: _send(
+            h, 200, "text/plain; charset=iso-8859-1", LATIN1_TEXT.encode("utf-16")
+        ),
+        "/latin1-odd-charset.txt": lambda h: _send(
+            h, 200, "text/plain; charset=x-foo", LATIN1_TEXT.encode("cp1252")
+        ),
         "/latin1": lambda h: _send(
             h, 200, "text/html; charset=iso-8859-1", LATIN1_PAGE.encode("latin-1")
         ),

@@ -23,6 +23,7 @@ from local_site import (
     DRIP_PAUSE,
     FOOTER,
     LATIN1_TEXT,
+    MARKED_TITLE,
     NAVIGATION,
     LocalSite,
     gzip_bomb,
@@ -279,6 +280,21 @@ def test_the_charset_the_server_names_reads_an_html_page_that_names_none(
         assert LATIN1_TEXT.strip() in page
 
 
+def test_a_byte_order_mark_wins_over_the_charset_the_server_names(site: LocalSite) -> None:
+    # A UTF-16 file (a BOM first) served with the server's default charset was read in that
+    # charset: U+FFFD for each accent of the page, a NUL between each letter of the text. A
+    # browser reads the BOM first (WHATWG, "decode").
+    paths = ("/utf16-said-utf8", "/utf16-said-latin1.txt")
+    result = _extract([site.url(path, "news.example") for path in paths])
+
+    assert not result.is_error, result.text_content
+    page, text = result.text_content.split("\n\n---\n\n")
+    assert page.startswith("# Café crème\n"), page[:80]
+    assert LATIN1_TEXT.strip() in page
+    assert LATIN1_TEXT.strip() in text
+    assert "\x00" not in text
+
+
 def test_plain_text_without_a_charset_and_not_utf8_is_read_as_windows_1252_with_a_note(
     site: LocalSite,
 ) -> None:
@@ -292,6 +308,21 @@ def test_plain_text_without_a_charset_and_not_utf8_is_read_as_windows_1252_with_
     )
 
 
+def test_plain_text_in_a_charset_no_codec_reads_and_not_utf8_is_read_as_windows_1252(
+    site: LocalSite,
+) -> None:
+    # A made-up charset says no more than none: it was read as UTF-8, each accented letter a
+    # U+FFFD, where the same text with no charset named is read as windows-1252.
+    result = _extract([site.url("/latin1-odd-charset.txt", "news.example")])
+
+    assert not result.is_error, result.text_content
+    assert LATIN1_TEXT.strip() in result.text_content
+    assert (
+        "[the page's charset 'x-foo' is not a text encoding and the page is not UTF-8: read as "
+        "windows-1252]"
+    ) in result.text_content
+
+
 def test_a_gzip_file_served_as_html_expands_no_further_than_max_bytes(site: LocalSite) -> None:
     # trafilatura expands a body that is a gzip (or zstd, brotli, zlib) file itself, up to its
     # own 20 MB: 56 KB on the wire were 18 MB of HTML, 1 GB of memory and 4 minutes of CPU.
@@ -300,12 +331,35 @@ def test_a_gzip_file_served_as_html_expands_no_further_than_max_bytes(site: Loca
     (page,) = result.structured["pages"]
     assert page.get("chars", 0) <= 100_000, page
     assert (
-        "[the page is a compressed file that expands past max_bytes (100,000 bytes): not read]"
-        in (result.text_content)
-    )
+        "[the page is a compressed file that expands past max_bytes (100,000 bytes), or to "
+        "another compressed file: not read]"
+    ) in result.text_content
     within = _extract([site.url("/gzip-as-html", "news.example")], max_bytes=2_000_000)
     # Within the cap it is read, as trafilatura reads such a body.
     assert "Otter 0 of the valley, counted again" in within.text_content
+
+
+def test_a_gzip_file_served_as_html_with_a_charset_is_read_as_one_without(
+    site: LocalSite,
+) -> None:
+    # Served as text/html; charset=utf-8 (what most servers add), the same gzip file was read
+    # as UTF-8 text, none found, and the note said it expanded past max_bytes, which it did not.
+    urls = [
+        site.url(path, "news.example") for path in ("/gzip-as-utf8-html", "/gzip-in-gzip-as-html")
+    ]
+    result = _extract(urls, max_bytes=2_000_000)
+
+    within, nested = result.text_content.split("\n\n---\n\n")
+    assert "Otter 0 of the valley, counted again" in within
+    assert "max_bytes" not in within
+    assert (
+        "[the page is a compressed file that expands past max_bytes (2,000,000 bytes), or to "
+        "another compressed file: not read]"
+    ) in nested
+    # The inner file within the cap, the one it holds past it: not read all the same.
+    assert (
+        "another compressed file: not read]" in _extract(urls[1:], max_bytes=100_000).text_content
+    )
 
 
 def test_a_pages_title_is_bounded_as_its_text_is(site: LocalSite) -> None:
@@ -318,6 +372,22 @@ def test_a_pages_title_is_bounded_as_its_text_is(site: LocalSite) -> None:
     assert page["title"].startswith("Read me Read me")
     assert len(result.text_content) < 2_000
     assert ARTICLE_TEXT[1] in result.text_content
+
+
+def test_a_long_title_is_cut_between_the_letters_a_reader_sees(site: LocalSite) -> None:
+    # A title of "e" + combining acute was cut after an "e" and before its accent: the last
+    # letter of the title shown was another letter.
+    urls = [site.url(path, "news.example") for path in ("/marked-title", "/one-word-title")]
+    result = _extract([*urls, site.url("/cjk-title", "news.example")])
+
+    assert not result.is_error, result.text_content
+    marked, word, cjk = (page["title"] for page in result.structured["pages"])
+    assert len(marked) <= 300
+    assert marked.endswith("...")
+    assert MARKED_TITLE.startswith(marked.removesuffix("...")), marked[-8:]
+    assert marked.removesuffix("...").endswith("e\u0301")
+    assert word == "W" * 297 + "..."
+    assert cjk == ("川獺の谷" * 200)[:297] + "..."
 
 
 def test_a_page_that_cannot_be_extracted_fails_its_url_and_the_others_are_kept(

@@ -352,3 +352,48 @@ def test_a_results_url_cannot_break_the_list_into_a_forged_result(tmp_path: Path
     assert not result.is_error, result.text_content
     assert "\n2. " not in result.text_content
     assert result.text_content.count("\n") == 2
+
+
+_MARKED = "e\u0301" * 700
+"""700 "é", each an e and a combining acute: 1,400 code points."""
+_SPACED_URL = "https://x.example/s?q=" + "a " * 1100
+"""A URL whose spaces become %20: cut at 2,048 characters, it ends inside one (``a%``)."""
+
+
+class _MarkedSearch:
+    """A provider whose title and snippet are letters with combining marks, its URL long."""
+
+    async def search(self, query: str, limit: int) -> Sequence[WebResult]:
+        return [WebResult(_MARKED, _SPACED_URL, _MARKED)]
+
+
+class _MarkedPlugin:
+    @hookimpl
+    def hermes_web_search_providers(self) -> Sequence[WebSearchProviderSpec]:
+        return [WebSearchProviderSpec("marked", lambda context: _MarkedSearch())]
+
+
+def test_results_are_cut_between_letters_and_escapes_and_say_they_are_cut(
+    tmp_path: Path,
+) -> None:
+    # The title was cut at 300 code points, after an "e" and before its accent; the URL inside
+    # its last escape ("...a%"), which looked like a whole address.
+    result = _search(
+        tmp_path,
+        {"web": {"search_provider": "marked"}},
+        {"query": "café"},
+        plugins={"marked": _MarkedPlugin()},
+    )
+
+    assert not result.is_error, result.text_content
+    (found,) = result.structured["results"]
+    for field, limit in (("title", 300), ("snippet", 600)):
+        cut = found[field]
+        assert len(cut) <= limit, field
+        assert cut.endswith("..."), (field, cut[-8:])
+        assert _MARKED.startswith(cut.removesuffix("...")), (field, cut[-8:])
+        assert cut.removesuffix("...").endswith("e\u0301"), (field, cut[-8:])
+    url = found["url"]
+    assert len(url) <= 2048 + 3
+    assert url.endswith("..."), url[-12:]
+    assert url.removesuffix("...").endswith("a%20a"), url[-12:]  # not "a%"
