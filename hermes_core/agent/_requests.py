@@ -2,7 +2,8 @@
 short by the user's stop or the time limit.
 
 The one place where every provider's failures are retried: a :class:`ModelError` that is
-``retryable`` (429, 5xx, a lost connection) and came before the first event is sent again,
+``retryable`` (429, 5xx, a lost connection) and came before the answer's first event (the
+model's thinking, a :class:`ThinkingDelta`, is none: nothing of it is kept) is sent again,
 after the server's ``retry-after`` when it gave one (else 1, 2, 4... seconds), at most
 ``model.max_retries`` times and never waiting longer than ``model.max_retry_wait``.
 
@@ -215,7 +216,9 @@ async def _attempts(
                         cause=error,
                         mid_answer=started,
                     ) from None
-                started = True
+                # Thinking is not the answer, and nothing of it is kept: a request lost while
+                # the model only thought is sent again, as before thinking was streamed.
+                started = started or not isinstance(event, ThinkingDelta)
                 turned = turned or isinstance(event, ModelTurn)
                 yield _checked(event, named, request)
         except ModelError as error:
