@@ -10,6 +10,10 @@ diff, a command's line), then its result. What the transcript does not keep is n
 a write that replaced a file shows the text written and says its earlier text was not kept;
 one that failed shows the text it was to write, saying that it failed, above its error.
 
+The messages are told as they are read, one at a time (a transcript compacted many times is
+never held whole): a call is told with the result that followed it, and only the calls still
+waiting for theirs are kept.
+
 A compacted session is told as the person saw it (every message of the transcript), then a
 thought saying that the model goes on from the summary (:func:`compaction_thought`).
 """
@@ -17,7 +21,7 @@ thought saying that the model goes on from the summary (:func:`compaction_though
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,29 +46,49 @@ def _earlier(call: ModelToolCall, result: Message | None) -> Earlier:
     return None
 
 
-def replayed(messages: Sequence[Message], cwd: Path) -> Iterator[Any]:
-    """The updates that tell ``messages`` again, in order."""
+def replayed(messages: Iterable[Message], cwd: Path) -> Iterator[Any]:
+    """The updates that tell ``messages`` again, in order, read one at a time. A call is told
+    with its result, the ``tool`` message after its assistant message and before the next
+    message of another role (each call has one: ``each_call_answered``); only the open calls'
+    results are kept meanwhile, so that a long transcript is never held whole."""
     from acp import update_agent_message_text, update_user_message_text
 
-    results = {message.tool_call_id: message for message in messages if message.role == "tool"}
     numbers = itertools.count(1)
+    calls: Sequence[ModelToolCall] = ()  # the last assistant message's, told once answered
+    results: dict[str, Message] = {}
     for message in messages:
+        if message.role == "tool":
+            if any(call.id == message.tool_call_id for call in calls):
+                results[message.tool_call_id] = message
+            continue
+        yield from _told(calls, results, numbers, cwd)
+        calls, results = (), {}
         if message.role == "user" and message.content:
             yield update_user_message_text(message.content)
         elif message.role == "assistant":
             if message.content:
                 yield update_agent_message_text(message.content)
-            for call in message.tool_calls:
-                result = results.get(call.id)
-                yield call_start(
-                    cwd,
-                    call,
-                    real_tools(call),
-                    f"loaded-{next(numbers)}-{call.id}",
-                    "failed" if result is None or result.is_error else "completed",
-                    earlier=_earlier(call, result),
-                    result=result.content if result is not None else None,
-                )
+            calls = message.tool_calls
+    yield from _told(calls, results, numbers, cwd)
+
+
+def _told(
+    calls: Sequence[ModelToolCall],
+    results: dict[str, Message],
+    numbers: Iterator[int],
+    cwd: Path,
+) -> Iterator[Any]:
+    for call in calls:
+        result = results.get(call.id)
+        yield call_start(
+            cwd,
+            call,
+            real_tools(call),
+            f"loaded-{next(numbers)}-{call.id}",
+            "failed" if result is None or result.is_error else "completed",
+            earlier=_earlier(call, result),
+            result=result.content if result is not None else None,
+        )
 
 
 def compaction_thought(history: Sequence[Message]) -> Any | None:

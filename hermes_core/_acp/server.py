@@ -17,9 +17,10 @@ advertised once the answer is sent (:meth:`~hermes_core._acp.session.AcpSession.
 its answer carries its config options, the editor's model and thinking-level pickers, which
 ``session/set_config_option`` switches for that session only
 (:mod:`~hermes_core._acp.config_options`; each session has its own agent for it).
-``session/load`` takes a session up again from its transcript
-(:mod:`~hermes_core._acp.replay`); a call the transcript holds no result for (hermes ended in
-its middle) is answered as failed first
+``session/load`` takes a session up again from its transcript, read a line at a time
+(:func:`~hermes_core.agent._streamed_history.resumption_and_written`) and told to the client
+as it is read (:mod:`~hermes_core._acp.replay`); a call the transcript holds no result for
+(hermes ended in its middle) is answered as failed first
 (:meth:`~hermes_core.agent._transcripts.Transcript.history`).
 
 A turn whose model request failed for good (``Finished.stop == "error"``: a bad key, an unknown
@@ -33,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import itertools
 import logging
 import re
 import uuid
@@ -48,7 +50,8 @@ from hermes_core._acp.replay import compaction_thought, replayed
 from hermes_core._acp.session import AcpSession, ModelFailed, TurnState, prompt_text
 from hermes_core._client_io import attach_client_io
 from hermes_core._mcp.names import mcp_toolset
-from hermes_core.agent._sendable_history import unfinished_calls_answered
+from hermes_core.agent._sendable_history import each_call_answered
+from hermes_core.agent._streamed_history import resumption_and_written
 from hermes_core.agent._transcripts import TranscriptError
 
 if TYPE_CHECKING:
@@ -198,19 +201,23 @@ class AcpServer:
                     raise TranscriptError(
                         f"{session_id} is a subagent's conversation; load its parent, {parent}"
                     )
-                stored, messages = transcript.contents()
+                resumed, written = resumption_and_written(transcript)
             except (OSError, TranscriptError) as exc:
                 _log.warning("session/load %s: %s", session_id, exc)
                 raise RequestError.invalid_params(
                     {"sessionId": session_id, "message": str(exc)}
                 ) from None
-            clients = await self._grant(runtime, mcp_servers, directory)
-            session = await self._open(runtime, directory, clients.toolsets, session_id=session_id)
-            session.conversation.messages.extend(messages)
-            told = [compaction_thought(messages), failures_told(clients.failures)]
-            shown = replayed(unfinished_calls_answered(stored), directory)
-            for update in [*shown, *(update for update in told if update is not None)]:
-                await session.client.session_update(session_id=session_id, update=update)
+            with contextlib.closing(written):
+                clients = await self._grant(runtime, mcp_servers, directory)
+                session = await self._open(
+                    runtime, directory, clients.toolsets, session_id=session_id
+                )
+                messages = resumed.history
+                session.conversation.messages.extend(messages)
+                told = [compaction_thought(messages), failures_told(clients.failures)]
+                shown = replayed(each_call_answered(written), directory)
+                for update in itertools.chain(shown, (one for one in told if one is not None)):
+                    await session.client.session_update(session_id=session_id, update=update)
             await session.advertise()
             self._sessions[session_id] = session
         finally:

@@ -19,7 +19,9 @@ by a slow terminal keeps no writer waiting.
 A conversation taken up again (``hermes chat --resume``, ``hermes run --resume``:
 :func:`resumption`) is read the same way: the history it goes on from is read a message at a
 time into its list, and of every message written only how many count and the last exchange
-are kept, so that a transcript compacted many times is never held whole.
+are kept, so that a transcript compacted many times is never held whole. ``session/load``
+(:func:`resumption_and_written`) also reads every message written again, one at a time, to
+tell them to the editor.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from __future__ import annotations
 import json
 import os
 from array import array
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -71,15 +73,42 @@ def resumption(transcript: Transcript) -> Resumption:
     the history and the last exchange kept. :class:`TranscriptError` for a line that is no
     message, :class:`OSError`."""
     with transcript.path.open("rb") as file:
-        with transcript_read_lock(file):
-            end = _complete_end(file)
-        history, found = _Places(), _Places()
-        file.seek(0)
-        read_records(_lines(file, end), transcript.path, history, found)
-        messages = list(each_call_answered(each_with_its_call(_read(file, history))))
-        start = found.users.rfind(1)
-        last = [] if start < 0 else list(_read(file, found, start))
-        return Resumption(messages, found.counted.count(1), last)
+        return _resumed(file, *_first_pass(file, transcript))
+
+
+def resumption_and_written(
+    transcript: Transcript,
+) -> tuple[Resumption, Generator[Message, None, None]]:
+    """``transcript``'s :class:`Resumption`, and every message written but those taken back
+    (what :meth:`Transcript.contents` gives first) read again a message at a time, the file
+    open until the last is given (``session/load`` tells them to the client).
+    :class:`TranscriptError` for a line that is no message and :class:`OSError` are raised by
+    this call, before any message is given."""
+    file = transcript.path.open("rb")
+    try:
+        history, found = _first_pass(file, transcript)
+        resumed = _resumed(file, history, found)
+    except BaseException:
+        file.close()
+        raise
+    return resumed, _given(file, _read(file, found))
+
+
+def _first_pass(file: BinaryIO, transcript: Transcript) -> tuple[_Places, _Places]:
+    """Where the history's messages are, and where every message written is."""
+    with transcript_read_lock(file):
+        end = _complete_end(file)
+    history, found = _Places(), _Places()
+    file.seek(0)
+    read_records(_lines(file, end), transcript.path, history, found)
+    return history, found
+
+
+def _resumed(file: BinaryIO, history: _Places, found: _Places) -> Resumption:
+    messages = list(each_call_answered(each_with_its_call(_read(file, history))))
+    start = found.users.rfind(1)
+    last = [] if start < 0 else list(_read(file, found, start))
+    return Resumption(messages, found.counted.count(1), last)
 
 
 def streamed_history(transcript: Transcript) -> StreamedHistory:
@@ -94,7 +123,8 @@ def streamed_history(transcript: Transcript) -> StreamedHistory:
     except BaseException:
         file.close()
         raise
-    return StreamedHistory(places.header, places.title, _given(file, places))
+    messages = each_call_answered(each_with_its_call(_read(file, places)))
+    return StreamedHistory(places.header, places.title, _given(file, messages))
 
 
 class _Places:
@@ -144,9 +174,10 @@ def _lines(file: BinaryIO, end: int) -> Iterator[bytes]:
         yield line
 
 
-def _given(file: BinaryIO, places: _Places) -> Iterator[Message]:
+def _given(file: BinaryIO, messages: Iterator[Message]) -> Generator[Message, None, None]:
+    """``messages`` (read from ``file``), ``file`` closed once they are given or dropped."""
     try:
-        yield from each_call_answered(each_with_its_call(_read(file, places)))
+        yield from messages
     finally:
         file.close()
 
