@@ -19,12 +19,7 @@ from typing import Annotated, Any, Final
 import anyio
 from annotated_types import Ge
 
-from hermes_core._plugin_support import (
-    read_capped,
-    retry_after_seconds,
-    secret_variable,
-    tls_context,
-)
+from hermes_core._plugin_support import retry_after_seconds, secret_variable, tls_context
 from hermes_core.plugin import (
     DoctorCheckSpec,
     DoctorResult,
@@ -72,6 +67,8 @@ class Brave:
         if key is None:
             raise WebSearchError(no_key(variable))
         import httpx  # here: a host that never searches never imports it
+
+        from hermes_core._plugin_support import read_capped  # here too: it imports httpx
 
         headers = {
             "Accept": "application/json",

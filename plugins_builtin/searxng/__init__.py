@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 import anyio
 from annotated_types import Ge
 
-from hermes_core._plugin_support import read_capped, retry_after_seconds, shown_url, tls_context
+from hermes_core._plugin_support import retry_after_seconds, shown_url, tls_context
 from hermes_core.plugin import (
     DoctorCheckSpec,
     DoctorResult,
@@ -63,6 +63,8 @@ class Searxng:
         if not base:
             raise WebSearchError(NO_INSTANCE)
         import httpx  # here: a host that never searches never imports it
+
+        from hermes_core._plugin_support import read_capped  # here too: it imports httpx
 
         where = base.rstrip("/") + "/search"
         shown = shown_url(base)
