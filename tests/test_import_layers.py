@@ -51,6 +51,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core._tool_call_entries",
         "hermes_core._jsonrpc_lines",
         "hermes_core._schema_roots",
+        "hermes_core._terminal_cells",
     ),
     ("hermes_core._config",),
     (
