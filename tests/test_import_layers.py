@@ -91,7 +91,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hermes_core.connectors",),
     ("hermes_core._plugins",),
     ("hermes_core._hooks", "hermes_core._skills"),
-    ("hermes_core._host", "hermes_core._plugins.runtime"),
+    ("hermes_core._host", "hermes_core._plugin_runtime"),
     ("hermes_core.agent",),
     (
         "hermes_core._serve",
