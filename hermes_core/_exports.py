@@ -295,7 +295,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "CheckedFetcher": "hermes_core._checked_fetch",
         "FetchError": "hermes_core._checked_fetch",
         "read_capped": "hermes_core._checked_fetch",
-        "joins": "hermes_core._cli.terminal_cells",
+        "joins": "hermes_core._terminal_cells",
         "write_atomically": "hermes_core._atomic_write",
         "tls_context": "hermes_core._tls",
         "shown_url": "hermes_core._redaction",

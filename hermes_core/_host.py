@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from hermes_core._errors import HermesError
 from hermes_core._mcp.hosting import McpHosting
+from hermes_core._plugin_runtime import PluginRuntime
 from hermes_core._plugins.loader import STRICT_FLAG
-from hermes_core._plugins.runtime import PluginRuntime
 from hermes_core._registry import Registry
 from hermes_core._session import Session
 from hermes_core._tools import ToolResult
@@ -64,7 +64,7 @@ def _delegate(
 
 class Host:
     """The tool layer of one agent, as an async context manager: it builds its parts (the
-    plugins' :mod:`~hermes_core._plugins.runtime`, :mod:`~hermes_core._mcp.hosting`, the
+    plugins' :mod:`~hermes_core._plugin_runtime`, :mod:`~hermes_core._mcp.hosting`, the
     :mod:`~hermes_core.search._bridge_tools`, the dispatcher) and owns their lifetimes; they get
     what they need from each other, never from the host.
 
@@ -255,7 +255,7 @@ class Host:
         configured) ``tools.connectors.gateway`` raises here, listing the valid names (what a
         command line or a server wants at start); a policy that cannot be had stops the start,
         a backend or gateway does not (:meth:`PluginRuntime.check_selected
-        <hermes_core._plugins.runtime.PluginRuntime.check_selected>`)."""
+        <hermes_core._plugin_runtime.PluginRuntime.check_selected>`)."""
         _ = self.dispatcher, self.tool_search
         self._runtime.check_selected()
         if self._runtime.strict:

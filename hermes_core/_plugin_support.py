@@ -67,9 +67,6 @@ if TYPE_CHECKING:
     from hermes_core._checked_fetch import (
         readers_of as readers_of,
     )
-    from hermes_core._cli.terminal_cells import (
-        joins as joins,
-    )
     from hermes_core._client_io import (
         ClientFiles as ClientFiles,
     )
@@ -150,6 +147,9 @@ if TYPE_CHECKING:
     )
     from hermes_core._skills.variables import (
         releasable_variables as releasable_variables,
+    )
+    from hermes_core._terminal_cells import (
+        joins as joins,
     )
     from hermes_core._tls import (
         tls_context as tls_context,

@@ -37,6 +37,7 @@ from hermes_core._shown import PROBLEM_CHARACTERS, clipped
 
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
+    from ruamel.yaml.nodes import ScalarNode
 
 MANIFEST_MAX_BYTES = 64 * 1024
 """The largest ``plugin.yaml`` read; manifests are a few hundred bytes."""
@@ -139,6 +140,32 @@ def limited(yaml: YAML) -> YAML:
     yaml.Scanner = _mixed(_FlowDepthScanning, yaml.Scanner or Scanner)  # ruamel's pure default
     yaml.Constructor = _mixed(_MarkedConstruction, yaml.Constructor)
     return yaml
+
+
+def manifest_yaml() -> YAML:
+    """A safe YAML loader for manifests that reads numbers and dates as the text written, so
+    ``version: 1.10`` is ``"1.10"`` (not the float ``1.1``), within the limits of
+    this module (no aliases, bounded nesting and numbers). Plugin manifests, hook
+    directories' manifests and skills' front matter are read with it.
+
+    A ruamel ``YAML`` is not thread-safe: build one per discovery (about 1 ms) and pass it to
+    :func:`~hermes_core._plugins.manifest.load_manifest`, never share one between threads.
+    """
+    from ruamel.yaml import YAML
+    from ruamel.yaml.constructor import SafeConstructor
+
+    class ManifestConstructor(SafeConstructor):
+        """Scalars a manifest holds as text (versions) stay the text written."""
+
+    def as_written(constructor: SafeConstructor, node: ScalarNode) -> str:
+        return str(constructor.construct_scalar(node))
+
+    for tag in ("int", "float", "timestamp"):
+        ManifestConstructor.add_constructor(f"tag:yaml.org,2002:{tag}", as_written)
+    # Pure Python: the limits live in the composer, which the C loader would replace.
+    yaml = YAML(typ="safe", pure=True)
+    yaml.Constructor = ManifestConstructor
+    return limited(yaml)
 
 
 @cache

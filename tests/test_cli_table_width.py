@@ -9,7 +9,7 @@ import pexpect
 import pytest
 
 from hermes_core._cli.output import columns
-from hermes_core._cli.terminal_cells import cells
+from hermes_core._terminal_cells import cells
 from hermes_core.testing import HermesCli
 
 CATALOG_NAMES = ("time", "git", "fetch", "everything")

@@ -51,6 +51,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core._tool_call_entries",
         "hermes_core._jsonrpc_lines",
         "hermes_core._schema_roots",
+        "hermes_core._terminal_cells",
     ),
     ("hermes_core._config",),
     (
@@ -90,7 +91,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hermes_core.connectors",),
     ("hermes_core._plugins",),
     ("hermes_core._hooks", "hermes_core._skills"),
-    ("hermes_core._host", "hermes_core._plugins.runtime"),
+    ("hermes_core._host", "hermes_core._plugin_runtime"),
     ("hermes_core.agent",),
     (
         "hermes_core._serve",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hermes_core._cli.terminal_cells import cells, characters
+from hermes_core._terminal_cells import cells, characters
 
 
 class LineDisplay:

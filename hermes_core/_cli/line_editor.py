@@ -34,7 +34,7 @@ from hermes_core._cli.line_motions import (
     word_after,
     word_before,
 )
-from hermes_core._cli.terminal_cells import joins
+from hermes_core._terminal_cells import joins
 
 Typed = tuple[Literal["line", "paste", "end"], str]
 """What a key completed: ``("line", text)`` on Enter, ``("paste", text)`` for a bracketed

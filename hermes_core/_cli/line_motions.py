@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hermes_core._cli.terminal_cells import joins
+from hermes_core._terminal_cells import joins
 
 
 def char_before(text: Sequence[str], at: int) -> int:

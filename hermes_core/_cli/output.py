@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 
 import click
 
-from hermes_core._cli.terminal_cells import cells, cut
 from hermes_core._shown import did_you_mean as did_you_mean  # where the CLI took it from
 from hermes_core._shown import left_context, printable, printable_lines
+from hermes_core._terminal_cells import cells, cut
 
 _Row = TypeVar("_Row")
 

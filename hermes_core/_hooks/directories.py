@@ -56,7 +56,6 @@ from hermes_core._plugins.manifest import (
     Manifest,
     ManifestError,
     key_line,
-    manifest_yaml,
     read_manifest_data,
 )
 from hermes_core._plugins.records import LOADABLE, PluginStatus
@@ -203,6 +202,7 @@ def plan_hook_directories(
     was read from (``None``: built in code), which may enable project hook directories only
     when it is not the project's."""
     from hermes_core._plugins.loader import config_trusted_for_project
+    from hermes_core._yaml_limits import manifest_yaml
 
     root = env.hooks_dir
     warnings: list[str] = []

@@ -16,7 +16,6 @@ from hermes_core._plugins.manifest import (
     MANIFEST_FILE,
     ManifestError,
     load_manifest,
-    manifest_yaml,
     normalize_name,
 )
 from hermes_core._plugins.manifest_cache import manifest_cache
@@ -47,6 +46,8 @@ def discover(env: Environment) -> Discovery:
 
 
 def _discover(env: Environment) -> Discovery:
+    from hermes_core._yaml_limits import manifest_yaml
+
     found = Discovery(project_enabled=gate_is_open(env))
     yaml = manifest_yaml()  # one per call: a ruamel YAML must not be shared between threads
     _scan_directory(env.bundled_plugins_dir, "bundled", found, yaml)

@@ -15,7 +15,6 @@ from hermes_core._shown import did_you_mean, shown
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
     from ruamel.yaml import YAML
-    from ruamel.yaml.nodes import ScalarNode
 
 MANIFEST_FILE = "plugin.yaml"
 _DUPLICATE = re.compile(r'(found duplicate key ".*?") with value ')
@@ -188,38 +187,11 @@ def _unknown_key_warnings(unknown: list[str], where: str) -> tuple[str, ...]:
     return tuple(listed)
 
 
-def manifest_yaml() -> YAML:
-    """A safe YAML loader for manifests that reads numbers and dates as the text written, so
-    ``version: 1.10`` is ``"1.10"`` (not the float ``1.1``), within the limits of
-    :mod:`hermes_core._yaml_limits` (no aliases, bounded nesting and numbers).
-
-    A ruamel ``YAML`` is not thread-safe: build one per discovery (about 1 ms) and pass it to
-    :func:`load_manifest`, never share one between threads.
-    """
-    from ruamel.yaml import YAML
-    from ruamel.yaml.constructor import SafeConstructor
-
-    from hermes_core._yaml_limits import limited
-
-    class ManifestConstructor(SafeConstructor):
-        """Scalars a manifest holds as text (versions) stay the text written."""
-
-    def as_written(constructor: SafeConstructor, node: ScalarNode) -> str:
-        return str(constructor.construct_scalar(node))
-
-    for tag in ("int", "float", "timestamp"):
-        ManifestConstructor.add_constructor(f"tag:yaml.org,2002:{tag}", as_written)
-    # Pure Python: the limits live in the composer, which the C loader would replace.
-    yaml = YAML(typ="safe", pure=True)
-    yaml.Constructor = ManifestConstructor
-    return limited(yaml)
-
-
 def load_manifest(
     path: Path, *, default_name: str | None = None, yaml: YAML | None = None
 ) -> Manifest:
-    """Read and validate the manifest file at ``path`` with ``yaml`` (a :func:`manifest_yaml`;
-    a new one when not given).
+    """Read and validate the manifest file at ``path`` with ``yaml`` (a
+    :func:`~hermes_core._yaml_limits.manifest_yaml`; a new one when not given).
 
     At most :data:`~hermes_core._yaml_limits.MANIFEST_MAX_BYTES` are read: a larger file, or
     anything but a regular file, is refused unread. Raises :class:`ManifestError` naming the
@@ -299,7 +271,7 @@ _PARSED_KEPT = 128
 
 def _parsed(text: str, yaml: YAML | None) -> Any:
     from hermes_core._plugins.manifest_cache import persistent_cache
-    from hermes_core._yaml_limits import load_limited
+    from hermes_core._yaml_limits import load_limited, manifest_yaml
 
     kept = persistent_cache()
     found = False

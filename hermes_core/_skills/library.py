@@ -206,8 +206,7 @@ PARSED_KEPT: Final = 128
 def _parsed_skill(directory: Path, text: str) -> Skill:
     from ruamel.yaml.error import YAMLError
 
-    from hermes_core._plugins.manifest import manifest_yaml
-    from hermes_core._yaml_limits import load_limited, yaml_problem
+    from hermes_core._yaml_limits import load_limited, manifest_yaml, yaml_problem
 
     path = directory / SKILL_FILE
     front, body = _front_matter(text, path)

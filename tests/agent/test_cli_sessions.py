@@ -16,7 +16,7 @@ from typing import Any
 import pexpect
 import pytest
 
-from hermes_core._cli.terminal_cells import cells
+from hermes_core._terminal_cells import cells
 from hermes_core.agent._transcripts import Transcript
 from hermes_core.agent._wire import Message, ModelToolCall
 from hermes_core.testing import FakeModelServer, FakeTurn
