@@ -149,7 +149,7 @@ def _said(records: list[logging.LogRecord], text: str) -> list[str]:
     ]
 
 
-async def test_a_client_server_that_fails_is_told_in_the_editor_and_once_on_stderr(
+async def test_a_client_server_that_fails_is_told_in_the_editor_and_once_an_attempt_on_stderr(
     acp_env: Environment, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING)
@@ -179,7 +179,8 @@ async def test_a_client_server_that_fails_is_told_in_the_editor_and_once_on_stde
     assert f"check that an MCP server answers at `{url}`" in remote
     assert "Editor Tools" not in told  # it connected
     assert len(_said(caplog.records, "No such file or directory")) == 1
-    assert len(_said(caplog.records, "ConnectError")) == 1
+    # The second session tried it once more: each attempt's failure is one line.
+    assert len(_said(caplog.records, "ConnectError")) == 2
 
 
 async def test_a_loaded_session_tells_of_its_client_server_that_fails(
@@ -251,8 +252,10 @@ async def test_a_failed_client_server_is_tried_again_by_a_later_session(
     remote = schema.HttpMcpServer(type="http", name="Remote", url=url, headers=[])
     command = acp_env.cwd / "later-server"
     local = schema.McpServerStdio(name="Local", command=str(command), args=[], env=[])
-    async with serving(acp_env, FakeModelProvider.scripted(), config=DEFERRED) as served:
-        await served.start(acp_env.cwd, mcp_servers=[remote, local])
+    call = {"calls": [{"name": "mcp__remote__echo", "arguments": {"text": "ping"}}]}
+    model = FakeModelProvider.scripted(fake_turn("", ("tool_call", call)), "It echoed.")
+    async with serving(acp_env, model, config=DEFERRED) as served:
+        first = await served.start(acp_env.cwd, mcp_servers=[remote, local])
         await served.client.advertised.wait()
         told = served.client.text()
         assert served.runtime is not None
@@ -273,6 +276,7 @@ async def test_a_failed_client_server_is_tried_again_by_a_later_session(
             told_again = served.client.text()
             statuses = host.mcp_status()
             tools = [n for n in ("mcp__remote__echo", "mcp__local__echo") if host.registry.get(n)]
+            await served.say(first, "echo ping with the remote tools")
         finally:
             process.terminate()
             process.wait(timeout=30)
@@ -282,3 +286,6 @@ async def test_a_failed_client_server_is_tried_again_by_a_later_session(
     assert sorted(statuses) == ["local", "remote"]  # the same entries, not `remote-2`
     assert (statuses["remote"].state, statuses["local"].state) == ("connected", "connected")
     assert tools == ["mcp__remote__echo", "mcp__local__echo"]
+    echoed = model.requests[1].messages[-1]  # the first session was granted them all along
+    assert not echoed.is_error
+    assert "ping" in echoed.content
