@@ -12,7 +12,9 @@ acp`` ends (ACP's stable protocol has no session close).
 
 A server that fails to connect is told to the editor's user (:func:`failures_told`: the
 session's first update, its name as the editor gave it, the reason and what to check); stderr
-has the MCP supervisor's one line about it.
+has the MCP supervisor's one line about it. A later session passing the same server tries it
+once more (the user may have started it meanwhile): one attempt per session that asks, in the
+one place the supervisor connects a server, never a loop behind the editor's back.
 """
 
 from __future__ import annotations
@@ -111,6 +113,8 @@ async def connect_client_servers(
         name, running = _free_name(runtime.host, _base_name(server.name), config)
         if running:
             status = runtime.host.mcp_status().get(name)
+            if status is not None and status.state == "unavailable":
+                status = await runtime.retry_mcp_server(name)
         else:
             status = await runtime.add_mcp_server(name, config)
         if status is not None and status.state != "connected":

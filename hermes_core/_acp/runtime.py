@@ -3,7 +3,8 @@
 The host's MCP supervisor holds a task group that must be entered and left by the same task,
 the one that runs the host (``async with host``). Requests of the protocol each run in a task
 of their own, so connecting a client's MCP server is handed to that owner task
-(:meth:`AcpRuntime.add_mcp_server`) instead of being done where the request runs.
+(:meth:`AcpRuntime.add_mcp_server`, :meth:`AcpRuntime.retry_mcp_server`) instead of being
+done where the request runs; the owner task carries them out one after the other.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from hermes_core._mcp.status import ServerStatus
     from hermes_core.agent._agent import Agent
 
-_Request = tuple[str, "McpServerConfig", "asyncio.Future[ServerStatus]"]
+_Request = tuple[Callable[[], Awaitable["ServerStatus"]], "asyncio.Future[ServerStatus]"]
 
 
 @dataclass
@@ -33,8 +34,23 @@ class AcpRuntime:
 
     async def add_mcp_server(self, name: str, config: McpServerConfig) -> ServerStatus:
         """Connect an MCP server in the owner task; its status once connected or failed."""
+        return await self._in_owner(lambda: self.host.add_mcp_server(name, config))
+
+    async def retry_mcp_server(self, name: str) -> ServerStatus:
+        """Try the MCP server ``name`` that failed once more, in the owner task (see
+        :meth:`~hermes_core._mcp.supervisor.McpSupervisor.retry`); its status then."""
+
+        async def retry() -> ServerStatus:
+            supervisor = self.host.mcp
+            if supervisor is None:
+                raise KeyError(name)
+            return await supervisor.retry(name)
+
+        return await self._in_owner(retry)
+
+    async def _in_owner(self, work: Callable[[], Awaitable[ServerStatus]]) -> ServerStatus:
         answer: asyncio.Future[ServerStatus] = asyncio.get_running_loop().create_future()
-        await self._requests.put((name, config, answer))
+        await self._requests.put((work, answer))
         return await answer
 
     async def serve(self, done: asyncio.Event) -> None:
@@ -47,9 +63,9 @@ class AcpRuntime:
                 if not asked.done():
                     asked.cancel()
                     return
-                name, config, answer = asked.result()
+                work, answer = asked.result()
                 try:
-                    status = await self.host.add_mcp_server(name, config)
+                    status = await work()
                 except Exception as exc:
                     if not answer.done():  # the request may have been cancelled meanwhile
                         answer.set_exception(exc)

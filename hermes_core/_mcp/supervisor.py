@@ -223,6 +223,18 @@ class McpSupervisor:
             await self._wait_attempts([server])
         return self._status_of(server)
 
+    async def retry(self, name: str) -> ServerStatus:
+        """One new connect attempt of the server ``name`` (``KeyError`` if there is none) when
+        it is unavailable and nothing is trying it; then its status once that attempt, or the
+        one under way, is connected, has failed, or used up its connect_timeout. A connected
+        server is left as it is; without ``reconnect`` nothing tries it again after that."""
+        server = self._servers[name]
+        ended = server.run is None or server.run.done.is_set()
+        if server.state == "unavailable" and ended and self._task_group is not None:
+            server.launch(self._task_group)
+        await self._wait_attempts([server])
+        return self._status_of(server)
+
     async def remove(self, name: str) -> None:
         """Disconnect and forget the server ``name`` (``KeyError`` if there is none)."""
         await self._servers.pop(name).stop()

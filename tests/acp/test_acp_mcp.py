@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -147,7 +149,7 @@ def _said(records: list[logging.LogRecord], text: str) -> list[str]:
     ]
 
 
-async def test_a_client_server_that_fails_is_told_in_the_editor_and_once_on_stderr(
+async def test_a_client_server_that_fails_is_told_in_the_editor_and_once_an_attempt_on_stderr(
     acp_env: Environment, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING)
@@ -177,7 +179,8 @@ async def test_a_client_server_that_fails_is_told_in_the_editor_and_once_on_stde
     assert f"check that an MCP server answers at `{url}`" in remote
     assert "Editor Tools" not in told  # it connected
     assert len(_said(caplog.records, "No such file or directory")) == 1
-    assert len(_said(caplog.records, "ConnectError")) == 1
+    # The second session tried it once more: each attempt's failure is one line.
+    assert len(_said(caplog.records, "ConnectError")) == 2
 
 
 async def test_a_loaded_session_tells_of_its_client_server_that_fails(
@@ -218,3 +221,71 @@ async def test_a_failed_client_servers_secrets_stay_out_of_the_editor_and_stderr
     for secret in ("q1w2e3r4t5y6u7i8", "a9s8d7f6g5h4j3k2l1"):
         assert secret not in told
         assert secret not in logged
+
+
+def _serve_toolbox_at(url: str) -> subprocess.Popen[bytes]:
+    """The toolbox server over streamable HTTP at ``url`` (its port), once it accepts
+    connections; fails the test if it exits first (another process took the port) or does not
+    listen within a minute (a guard against hanging, not a performance check)."""
+    port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+    process = subprocess.Popen([sys.executable, str(TOOLBOX), "--http", str(port)])
+    give_up = time.monotonic() + 60
+    while process.poll() is None:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return process
+        if time.monotonic() > give_up:
+            process.kill()
+            process.wait()
+            pytest.fail(f"the HTTP toolbox server did not listen on {url} within 60 s")
+        time.sleep(0.05)
+    pytest.fail(f"the HTTP toolbox server at {url} exited with {process.returncode}")
+
+
+async def test_a_failed_client_server_is_tried_again_by_a_later_session(
+    acp_env: Environment,
+) -> None:
+    """An http server nobody answered and a stdio command that did not exist are each tried
+    once more by a later session passing the same entry: once the user started the server
+    (wrote the command), that session has its tools and is told of no failure."""
+    url = _nothing_listens()
+    remote = schema.HttpMcpServer(type="http", name="Remote", url=url, headers=[])
+    command = acp_env.cwd / "later-server"
+    local = schema.McpServerStdio(name="Local", command=str(command), args=[], env=[])
+    call = {"calls": [{"name": "mcp__remote__echo", "arguments": {"text": "ping"}}]}
+    model = FakeModelProvider.scripted(fake_turn("", ("tool_call", call)), "It echoed.")
+    async with serving(acp_env, model, config=DEFERRED) as served:
+        first = await served.start(acp_env.cwd, mcp_servers=[remote, local])
+        await served.client.advertised.wait()
+        told = served.client.text()
+        assert served.runtime is not None
+        host = served.runtime.host
+        statuses = host.mcp_status()
+        assert (statuses["remote"].state, statuses["local"].state) == (
+            "unavailable",
+            "unavailable",
+        )
+        process = _serve_toolbox_at(url)
+        try:
+            command.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{TOOLBOX}" "$@"\n')
+            command.chmod(0o755)
+            served.client.updates.clear()
+            served.client.advertised.clear()
+            await served.conn.new_session(cwd=str(acp_env.cwd), mcp_servers=[remote, local])
+            await served.client.advertised.wait()
+            told_again = served.client.text()
+            statuses = host.mcp_status()
+            tools = [n for n in ("mcp__remote__echo", "mcp__local__echo") if host.registry.get(n)]
+            await served.say(first, "echo ping with the remote tools")
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    assert "`Remote`" in told
+    assert "`Local`" in told
+    assert told_again == ""
+    assert sorted(statuses) == ["local", "remote"]  # the same entries, not `remote-2`
+    assert (statuses["remote"].state, statuses["local"].state) == ("connected", "connected")
+    assert tools == ["mcp__remote__echo", "mcp__local__echo"]
+    echoed = model.requests[1].messages[-1]  # the first session was granted them all along
+    assert not echoed.is_error
+    assert "ping" in echoed.content
