@@ -80,7 +80,9 @@ class FakeTurn:
       OpenRouter, Ollama; ``reasoning_details``: OpenRouter's Claude, signed, beside
       ``reasoning``) before the answer's text; on the Anthropic wire, to a request that
       enables thinking, as a signed ``thinking`` block, then ``redacted_thinking`` (its
-      data) as a ``redacted_thinking`` block (:mod:`._fake_thinking`).
+      data) as a ``redacted_thinking`` block (:mod:`._fake_thinking`). A tuple of texts is
+      several thinking blocks on the Anthropic wire (the redacted one after the first), one
+      text a paragraph apart on the OpenAI wire.
     - ``error``: answer this HTTP status instead (429 with a ``retry-after`` header of
       ``retry_after`` seconds, 400, 401, 500...) with the vendor's error body and
       ``error_message`` (a default one per status); ``error_code`` is the OpenAI body's
@@ -99,7 +101,7 @@ class FakeTurn:
     usage: Usage | Literal["estimate"] | None = "estimate"
     cache_write_tokens: int = 0
     usage_counts: Mapping[str, Any] | None = None
-    reasoning: str = ""
+    reasoning: str | tuple[str, ...] = ""
     reasoning_key: str = "reasoning_content"
     redacted_thinking: str = ""
     error: int | None = None
@@ -124,6 +126,10 @@ class FakeTurn:
             for call in self.tool_calls
         )
         return self.text + written
+
+    def thought(self) -> str:
+        """``reasoning`` as one text, its blocks a paragraph apart."""
+        return self.reasoning if isinstance(self.reasoning, str) else "\n\n".join(self.reasoning)
 
     def wire_calls(self) -> Sequence[FakeToolCall]:
         """The calls sent as the wire's tool calls (none when they go in the text)."""
@@ -256,8 +262,8 @@ def _openai_usage(usage: Usage) -> dict[str, Any]:
 def openai_answer(turn: FakeTurn, body: Any, number: int) -> dict[str, Any]:
     """A whole chat completion (``stream`` false)."""
     message: dict[str, Any] = {"role": "assistant", "content": turn.answer_text() or None}
-    if turn.reasoning:
-        message[turn.reasoning_key] = turn.reasoning
+    if turn.thought():
+        message[turn.reasoning_key] = turn.thought()
     if turn.wire_calls():
         message["tool_calls"] = [
             {
@@ -296,10 +302,10 @@ def openai_chunks(turn: FakeTurn, body: Any, number: int) -> list[dict[str, Any]
     if turn.reasoning_key == "reasoning_details":  # truncated and nothing after: cut in it
         cut = turn.truncated and not (turn.answer_text() or turn.wire_calls())
         chunks += [
-            chunk(d) for d in openrouter_details(turn.reasoning, pieces(turn.reasoning), cut)
+            chunk(d) for d in openrouter_details(turn.thought(), pieces(turn.thought()), cut)
         ]
     else:
-        chunks += [chunk({turn.reasoning_key: piece}) for piece in pieces(turn.reasoning)]
+        chunks += [chunk({turn.reasoning_key: piece}) for piece in pieces(turn.thought())]
     text = turn.answer_text()
     cuts = [0, *sorted(turn.text_cuts), len(text)]
     parts = [text[a:b] for a, b in itertools.pairwise(cuts) if b > a] if turn.text_cuts else None

@@ -3,12 +3,13 @@ and the rules of the real API it enforces.
 
 With ``thinking: {"type": "enabled", "budget_tokens": N}`` in a request, a scripted turn's
 ``reasoning`` is answered as a ``thinking`` block (its ``signature`` made from its text, so a
-changed text no longer matches) and its ``redacted_thinking`` as a ``redacted_thinking``
-block, both before the text. The request is refused (a 400, the API's words) when its budget
-is under 1,024 tokens or not under ``max_tokens``, when it sets a ``temperature`` other than
-1, when a thinking block it sends back was changed, or when its last assistant message holds
-a ``tool_use`` and does not open with its thinking block (the blocks of a tool loop must be
-sent back unchanged, before the tool results).
+changed text no longer matches; several texts, several blocks) and its ``redacted_thinking``
+as a ``redacted_thinking`` block after the first, all before the text. The request is
+refused (a 400, the API's words) when its budget is under 1,024 tokens or not under
+``max_tokens``, when it sets a ``temperature`` other than 1, when a thinking block it sends
+back was changed, or when its last assistant message holds a ``tool_use`` and does not open
+with its thinking block (the blocks of a tool loop must be sent back unchanged, before the
+tool results).
 
 OpenRouter's Claude (an ``anthropic/...`` model on the OpenAI wire, with reasoning asked for)
 answers with the same signed thinking as ``reasoning_details`` (:func:`openrouter_details`),
@@ -49,17 +50,22 @@ def _enabled(body: Any) -> dict[str, Any] | None:
     return None
 
 
-def thinking_blocks(reasoning: str, redacted: str, body: Any) -> list[dict[str, Any]]:
-    """The blocks that open an answer to ``body``: none unless it enables thinking."""
+def thinking_blocks(
+    reasoning: str | tuple[str, ...], redacted: str, body: Any
+) -> list[dict[str, Any]]:
+    """The blocks that open an answer to ``body``: none unless it enables thinking. Each of
+    several ``reasoning`` texts is a block of its own (interleaved thinking), ``redacted``
+    after the first."""
     if _enabled(body) is None:
         return []
-    blocks: list[dict[str, Any]] = []
-    if reasoning:
-        blocks.append(
-            {"type": "thinking", "thinking": reasoning, "signature": signature_of(reasoning)}
-        )
+    texts = (reasoning,) if isinstance(reasoning, str) else reasoning
+    blocks = [
+        {"type": "thinking", "thinking": text, "signature": signature_of(text)}
+        for text in texts
+        if text
+    ]
     if redacted:
-        blocks.append({"type": "redacted_thinking", "data": redacted})
+        blocks.insert(min(1, len(blocks)), {"type": "redacted_thinking", "data": redacted})
     return blocks
 
 

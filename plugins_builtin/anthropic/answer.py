@@ -1,7 +1,8 @@
 """What the events of one streamed Messages answer add up to (:class:`Answer`): the text as
-shown, the thinking as shown (a ``thinking`` block's, never a ``redacted_thinking`` block's
-data), the tool calls and thinking blocks in pieces, the stop reason and the usage (the cache's
-reads and writes added back into the input, :func:`_counted`)."""
+shown, the thinking as shown (a ``thinking`` block's, a paragraph apart from the block's
+before, never a ``redacted_thinking`` block's data), the tool calls and thinking blocks in
+pieces, the stop reason and the usage (the cache's reads and writes added back into the
+input, :func:`_counted`)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,7 @@ class Answer:
         self.text: list[str] = []
         self.calls: dict[int, tuple[str, str, list[str]]] = {}
         self.thinking: dict[int, tuple[list[str], list[str], str]] = {}  # text, signature, data
+        self.thought_in: int | None = None  # the block whose thinking was shown last
         self.stop: str | None = None
         self.input_tokens = 0
         self.cached_tokens = 0
@@ -81,8 +83,7 @@ class Answer:
                 self.calls[event.index] = (block.id, block.name, [])
             elif block.type == "thinking":
                 self.thinking[event.index] = ([block.thinking], [block.signature], "")
-                if block.thinking:
-                    return ThinkingDelta(str(block.thinking))
+                return self.shown(event.index, block.thinking)
             elif block.type == "redacted_thinking":
                 self.thinking[event.index] = ([], [], block.data)
         elif kind == "content_block_delta":
@@ -94,13 +95,22 @@ class Answer:
                 self.calls[event.index][2].append(delta.partial_json)
             elif delta.type == "thinking_delta" and event.index in self.thinking:
                 self.thinking[event.index][0].append(delta.thinking)
-                return ThinkingDelta(str(delta.thinking)) if delta.thinking else None
+                return self.shown(event.index, delta.thinking)
             elif delta.type == "signature_delta" and event.index in self.thinking:
                 self.thinking[event.index][1].append(delta.signature)
         elif kind == "message_delta":
             self.stop = event.delta.stop_reason or self.stop
             self.count(event.usage)
         return None
+
+    def shown(self, index: int, text: Any) -> ThinkingDelta | None:
+        """Block ``index``'s thinking ``text`` as shown: a paragraph apart from an earlier
+        block's (interleaved thinking gives several in one answer), or nothing if empty."""
+        if not text:
+            return None
+        apart = self.thought_in is not None and self.thought_in != index
+        self.thought_in = index
+        return ThinkingDelta(("\n\n" if apart else "") + str(text))
 
     def turn(self) -> ModelTurn:
         calls = tuple(

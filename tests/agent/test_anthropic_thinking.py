@@ -187,6 +187,33 @@ def test_a_two_step_tool_loop_with_thinking_passes(hermes_env: Environment) -> N
     assert (shown, end.text) == ("10.", "10.")
 
 
+def test_several_thinking_blocks_of_a_tool_turn_go_back_in_order_unchanged() -> None:
+    """Interleaved thinking: the fake signs each block and refuses a changed one."""
+    thoughts = ("First add.", "Then check.")
+    call = FakeToolCall("add", {"a": 2, "b": 3}, id="toolu_1")
+    first = FakeTurn(reasoning=thoughts, redacted_thinking=REDACTED, tool_calls=[call])
+    with FakeModelServer([first, FakeTurn(text="5.", reasoning="Done.")]) as server:
+        provider = make_model_provider(_settings(server, reasoning_effort="low"))
+        ((*_, turn),) = _run(provider, _request(ASK))
+        assert isinstance(turn, ModelTurn)
+        result = Message("tool", "5", tool_call_id="toolu_1", name="add")
+        ((*_, last),) = _run(
+            make_model_provider(_settings(server, reasoning_effort="low")),
+            _request(ASK, turn.message, result),
+        )
+        requests = server.requests
+
+    assert isinstance(last, ModelTurn)
+    assert last.message.content == "5."
+    (sent,) = [m for m in requests[1].body["messages"] if m["role"] == "assistant"]
+    assert sent["content"][:3] == [
+        {"type": "thinking", "thinking": thoughts[0], "signature": signature_of(thoughts[0])},
+        {"type": "redacted_thinking", "data": REDACTED},
+        {"type": "thinking", "thinking": thoughts[1], "signature": signature_of(thoughts[1])},
+    ]
+    assert [b["type"] for b in sent["content"][3:]] == ["tool_use"]
+
+
 def test_the_fake_refuses_a_tool_turn_sent_back_without_its_thinking() -> None:
     """As the real API does: the fake is what proves the loop above sends the blocks."""
     body = {

@@ -407,6 +407,18 @@ def test_a_reasoning_models_thinking_streams_before_its_text(key: str) -> None:
     assert "".join(d.content or "" for d in deltas) == "It is 5."
 
 
+def test_several_reasoning_texts_are_one_a_paragraph_apart_on_the_openai_wire() -> None:
+    turn = FakeTurn(text="It is 5.", reasoning=("2 and 3.", "Make 5."))
+    with FakeModelServer([turn, turn]) as server:
+        chunks = asyncio.run(_openai_chunks(server))
+        whole = httpx.post(f"{server.openai_base_url}/chat/completions", json={"messages": HI})
+
+    deltas = [chunk.choices[0].delta for chunk in chunks if chunk.choices]
+    streamed = "".join(getattr(d, "reasoning_content", None) or "" for d in deltas)
+    assert streamed == "2 and 3.\n\nMake 5."
+    assert whole.json()["choices"][0]["message"]["reasoning_content"] == streamed
+
+
 def test_more_than_four_cache_breakpoints_are_refused_as_anthropic_does() -> None:
     mark = {"type": "ephemeral"}
     blocks = [{"type": "text", "text": f"part {n}", "cache_control": mark} for n in range(5)]

@@ -171,6 +171,22 @@ def test_anthropics_thinking_streams_as_thinking_and_its_redacted_data_never() -
     assert len(last.message.thinking) == 2  # kept to send back, as before
 
 
+def test_anthropics_thinking_blocks_stream_a_paragraph_apart() -> None:
+    """Interleaved thinking: several blocks in one answer, a redacted one between; their
+    text is shown a paragraph apart (none before the first), the redacted data never."""
+    thoughts = ("2 and 3 make five.", "Now say it.")
+    turn = FakeTurn(text="It is 5.", reasoning=thoughts, redacted_thinking=REDACTED)
+    with FakeModelServer([turn]) as server:
+        settings = _settings(server, "anthropic", reasoning_effort="low")
+        (events,) = _run(make_model_provider(settings), _request(ASK))
+
+    text, thought, last = _split(events)
+    assert (text, thought) == ("It is 5.", "2 and 3 make five.\n\nNow say it.")
+    assert REDACTED not in repr([e for e in events if isinstance(e, ThinkingDelta)])
+    kept = [(b.text, b.data) for b in last.message.thinking]
+    assert kept == [(thoughts[0], ""), ("", REDACTED), (thoughts[1], "")]
+
+
 def test_the_loop_passes_thinking_on_and_keeps_it_out_of_the_history_and_answer(
     hermes_env: Environment,
 ) -> None:
