@@ -298,6 +298,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "joins": "hermes_core._terminal_cells",
         "write_atomically": "hermes_core._atomic_write",
         "tls_context": "hermes_core._tls",
+        "untrusted_certificate": "hermes_core._tls",
         "shown_url": "hermes_core._redaction",
         "image_type": "hermes_core._image_providers",
         "counts_as_message": "hermes_core.agent._transcripts",
