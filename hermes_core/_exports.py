@@ -296,6 +296,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "FetchError": "hermes_core._checked_fetch",
         "read_capped": "hermes_core._checked_fetch",
         "joins": "hermes_core._terminal_cells",
+        "shortened": "hermes_core._terminal_cells",
         "write_atomically": "hermes_core._atomic_write",
         "tls_context": "hermes_core._tls",
         "untrusted_certificate": "hermes_core._tls",

@@ -151,6 +151,9 @@ if TYPE_CHECKING:
     from hermes_core._terminal_cells import (
         joins as joins,
     )
+    from hermes_core._terminal_cells import (
+        shortened as shortened,
+    )
     from hermes_core._tls import (
         tls_context as tls_context,
     )
