@@ -151,8 +151,14 @@ if TYPE_CHECKING:
     from hermes_core._terminal_cells import (
         joins as joins,
     )
+    from hermes_core._terminal_cells import (
+        shortened as shortened,
+    )
     from hermes_core._tls import (
         tls_context as tls_context,
+    )
+    from hermes_core._tls import (
+        untrusted_certificate as untrusted_certificate,
     )
     from hermes_core.agent._transcripts import (
         counts_as_message as counts_as_message,

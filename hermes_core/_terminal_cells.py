@@ -149,3 +149,18 @@ def cut(text: str, width: int) -> str:
         if used < width:
             short = at
     return text
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` when it has at most ``limit`` characters, else cut at a word near the limit
+    (or, with none, between two characters a reader sees: never a letter from its accent, an
+    emoji from its joined parts) and ended with ``...``."""
+    if len(text) <= limit:
+        return text
+    end = text.rfind(" ", limit - 60, limit - 3)
+    if end <= 0:
+        end = limit - 3
+        while end > 0 and joins(text, end):
+            end -= 1
+        end = end or limit - 3  # one character of 300 parts is cut all the same
+    return text[:end].rstrip() + "..."

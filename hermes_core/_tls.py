@@ -25,3 +25,23 @@ def tls_context(*, trust_env: bool = True) -> ssl.SSLContext:
 
         context = _CONTEXTS.setdefault(trust_env, httpx.create_ssl_context(trust_env=trust_env))
     return context
+
+
+def untrusted_certificate(error: BaseException) -> str | None:
+    """What to tell the user when ``error`` (an HTTP client's, or what it wraps) is a server's
+    certificate this process does not trust, in one line without the raw SSL text; else None."""
+    import ssl
+
+    seen: BaseException | None = error
+    for _ in range(8):  # the chain is short: an httpx error over httpcore's over ssl's
+        if seen is None:
+            return None
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            reason = seen.verify_message or "certificate verify failed"
+            return (
+                f"the server's certificate is not trusted ({reason}): set SSL_CERT_FILE to a "
+                "PEM file holding the certificate authorities to trust (for a self-signed "
+                "server, its certificate) and start hermes again"
+            )
+        seen = seen.__cause__ or seen.__context__
+    return None

@@ -597,6 +597,19 @@ def test_listing_with_the_shipped_plugins_imports_no_heavy_module(
     assert heavy_modules_after_listing(setup) == "LOADED []"
 
 
+def test_listing_with_playwright_installed_imports_no_heavy_module(
+    setup: Setup, tmp_path: Path
+) -> None:
+    # With the browser extra installed the browser plugin registers its tools on a listing:
+    # building them imported its driver (asyncio, and ssl through the agent's package).
+    installed = tmp_path / "site-with-playwright"
+    (installed / "playwright").mkdir(parents=True)
+    (installed / "playwright" / "__init__.py").write_text("", encoding="utf-8")
+    setup.variables["PYTHONPATH"] = str(installed)
+
+    assert heavy_modules_after_listing(setup) == "LOADED []"
+
+
 SEARCH_PROBE = (
     "import sys\n"
     "from hermes_core._cli import main\n"

@@ -19,7 +19,12 @@ from typing import Annotated, Any, Final
 import anyio
 from annotated_types import Ge
 
-from hermes_core._plugin_support import retry_after_seconds, secret_variable, tls_context
+from hermes_core._plugin_support import (
+    retry_after_seconds,
+    secret_variable,
+    tls_context,
+    untrusted_certificate,
+)
 from hermes_core.plugin import (
     DoctorCheckSpec,
     DoctorResult,
@@ -91,7 +96,8 @@ class Brave:
                 f"brave: no whole answer within {timeout:g} s (plugins.entries.brave.timeout)"
             ) from None
         except httpx.HTTPError as exc:
-            raise WebSearchError(f"brave: {type(exc).__name__}: {exc}") from None
+            said = untrusted_certificate(exc) or f"{type(exc).__name__}: {exc}"
+            raise WebSearchError(f"brave: {said}") from None
         if content is None:
             raise WebSearchError(
                 f"brave answered more than {MAX_ANSWER_BYTES >> 20} MiB, the most a search "

@@ -15,8 +15,9 @@ applies the address rules of ``web_extract`` (:mod:`.guard`). Settings:
 
 from __future__ import annotations
 
+import functools
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -30,12 +31,14 @@ from hermes_core.plugin import (
     Session,
     Tool,
     ToolAnnotations,
+    ToolResult,
     hookimpl,
 )
 
 if TYPE_CHECKING:
     from hermes_core import Config, Environment
 
+    from .actions import BrowserActions
     from .driver import DriverSettings
 
 _PLUGIN = "browser"
@@ -64,30 +67,33 @@ class BrowserEntry(AddressSettings):
 
 
 def build_tools(entry: BrowserEntry, env: Environment) -> list[Tool]:
-    """The browser tools over ``entry``."""
-    # Here, not at the top: the driver brings asyncio, which no command that only loads the
-    # plugin (`hermes plugins list`, `--help`) needs.
-    from .actions import BrowserActions
-    from .addresses import address_rule
-    from .chromium import find_chromium
-    from .driver import DriverSettings
-
+    """The browser tools over ``entry``; their handlers are made at the first call."""
     variables = dict(env.variables)
 
-    def driver() -> DriverSettings:
-        return DriverSettings(
-            find_chromium(entry.executable, variables),
-            headless=entry.headless,
-            navigation_timeout=entry.navigation_timeout,
-            action_timeout=entry.action_timeout,
+    @functools.cache
+    def actions() -> BrowserActions:
+        # Here, at a call, not when the tools are listed: the driver brings asyncio (and the
+        # agent's package ssl), which no command that only lists tools (`plugins list`) needs.
+        from .actions import BrowserActions
+        from .addresses import address_rule
+        from .chromium import find_chromium
+        from .driver import DriverSettings
+
+        def driver() -> DriverSettings:
+            return DriverSettings(
+                find_chromium(entry.executable, variables),
+                headless=entry.headless,
+                navigation_timeout=entry.navigation_timeout,
+                action_timeout=entry.action_timeout,
+            )
+
+        return BrowserActions(
+            driver,
+            address_rule(entry.allowed_hosts),
+            env.cache_dir / "browser",
+            max_snapshot_chars=entry.max_snapshot_chars,
         )
 
-    actions = BrowserActions(
-        driver,
-        address_rule(entry.allowed_hosts),
-        env.cache_dir / "browser",
-        max_snapshot_chars=entry.max_snapshot_chars,
-    )
     # Room for starting Chromium, then a navigation and the wait after it.
     timeout = 2 * entry.navigation_timeout + entry.action_timeout + 30
     # Reading the web (opening, scrolling, going back) is allowed under the default approval
@@ -129,7 +135,7 @@ def build_tools(entry: BrowserEntry, env: Environment) -> list[Tool]:
             "Open a web page (http or https) in this session's browser and show its "
             "accessibility snapshot: each element with a reference like [ref=e12] that "
             "browser_click and browser_type take.",
-            actions.navigate,
+            _on_call(actions, "navigate"),
             {"url": {"type": "string", "minLength": 1, "maxLength": 8192}},
             ["url"],
             fetching,
@@ -137,14 +143,14 @@ def build_tools(entry: BrowserEntry, env: Environment) -> list[Tool]:
         tool(
             "browser_snapshot",
             "Show the current page's accessibility snapshot again (after the page changed).",
-            actions.snapshot,
+            _on_call(actions, "snapshot"),
             {},
             annotations=reading,
         ),
         tool(
             "browser_click",
             "Click an element of the page by its snapshot reference; shows the page after.",
-            actions.click,
+            _on_call(actions, "click"),
             {"ref": ref},
             ["ref"],
         ),
@@ -152,7 +158,7 @@ def build_tools(entry: BrowserEntry, env: Environment) -> list[Tool]:
             "browser_type",
             "Replace the text of a field by its snapshot reference; submit=true presses Enter "
             "after typing.",
-            actions.type,
+            _on_call(actions, "type"),
             {
                 "ref": ref,
                 "text": {"type": "string", "maxLength": 100_000},
@@ -163,7 +169,7 @@ def build_tools(entry: BrowserEntry, env: Environment) -> list[Tool]:
         tool(
             "browser_scroll",
             "Scroll the page up or down by a number of screens (default one).",
-            actions.scroll,
+            _on_call(actions, "scroll"),
             {
                 "direction": {"enum": ["up", "down"], "default": "down"},
                 "pages": {"type": "number", "exclusiveMinimum": 0, "maximum": 100, "default": 1},
@@ -173,7 +179,7 @@ def build_tools(entry: BrowserEntry, env: Environment) -> list[Tool]:
         tool(
             "browser_back",
             "Go back to the previous page of this session's browser.",
-            actions.back,
+            _on_call(actions, "back"),
             {},
             annotations=fetching,
         ),
@@ -181,7 +187,7 @@ def build_tools(entry: BrowserEntry, env: Environment) -> list[Tool]:
             "browser_press",
             "Press a key or a chord in the focused element: Enter, Escape, Tab, ArrowDown, "
             "Control+A...",
-            actions.press,
+            _on_call(actions, "press"),
             {"key": {"type": "string", "minLength": 1, "maxLength": 64}},
             ["key"],
         ),
@@ -189,7 +195,7 @@ def build_tools(entry: BrowserEntry, env: Environment) -> list[Tool]:
             "browser_screenshot",
             "Save a PNG screenshot of the page (full_page=true: the whole page, not just the "
             "window) and return its path.",
-            actions.screenshot,
+            _on_call(actions, "screenshot"),
             {"full_page": {"type": "boolean", "default": False}},
             annotations=local,
         ),
@@ -197,18 +203,31 @@ def build_tools(entry: BrowserEntry, env: Environment) -> list[Tool]:
             "browser_vision",
             "Look at the page as it is shown (a screenshot) and answer a question about it: "
             "layout, images, charts, what the snapshot's text does not say.",
-            actions.vision,
+            _on_call(actions, "vision"),
             {"question": {"type": "string", "maxLength": 4000}},
             annotations=reading,
         ),
         tool(
             "browser_close",
             "Close this session's browser (its pages, cookies and history).",
-            actions.close,
+            _on_call(actions, "close"),
             {},
             annotations=local,
         ),
     ]
+
+
+def _on_call(
+    actions: Callable[[], BrowserActions], name: str
+) -> Callable[..., Awaitable[ToolResult]]:
+    """The handler that calls ``actions()``'s method ``name`` (the tool's schema checks the
+    arguments before)."""
+
+    async def handler(session: Session, **arguments: Any) -> ToolResult:
+        method: Callable[..., Awaitable[ToolResult]] = getattr(actions(), name)
+        return await method(session, **arguments)
+
+    return handler
 
 
 @hookimpl(trylast=True)

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import anyio
 
-from hermes_core._plugin_support import create_private_file, private_dir
+from hermes_core._plugin_support import create_private_file, private_dir, shortened
 from hermes_core.agent import ImagePart, ModelError, session_model
 from hermes_core.plugin import Session, ToolResult
 
@@ -34,6 +34,7 @@ _LOCK_KEY = "browser.starting"
 _PAGE_TYPES = ("text/", "application/xhtml+xml", "application/xml", "application/json")
 """The content types Chromium shows as a page the snapshot can read."""
 _TITLE = 300
+_SHOWN_TITLE = 200
 _URL = 2048
 _REF = re.compile(r"(?:f[0-9]{1,6})?e[0-9]{1,9}")
 _INSTALL_PLAYWRIGHT = (
@@ -267,10 +268,11 @@ class BrowserActions:
                 snapshot[:limit] + f"\n[snapshot cut at {limit} of {len(snapshot)} characters]"
             )
         # The page chooses its title and (history.replaceState) its address: bounded too.
-        title = (await page.title())[:_TITLE]
+        title = await page.title()
         url = _shown(page.url)
         lines = [done] if done else []
-        lines += [f"page: {title[:200]!r} at {url}", snapshot]
+        lines += [f"page: {shortened(title, _SHOWN_TITLE)!r} at {url}", snapshot]
+        title = shortened(title, _TITLE)
         structured: dict[str, Any] = {"url": url, "title": title}
         if status is not None:  # a navigation's answer (HTTP status)
             structured["status"] = status

@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 import anyio
 from annotated_types import Ge
 
-from hermes_core._plugin_support import retry_after_seconds, shown_url, tls_context
+from hermes_core._plugin_support import (
+    retry_after_seconds,
+    shown_url,
+    tls_context,
+    untrusted_certificate,
+)
 from hermes_core.plugin import (
     DoctorCheckSpec,
     DoctorResult,
@@ -83,7 +88,8 @@ class Searxng:
                 "(plugins.entries.searxng.timeout)"
             ) from None
         except httpx.HTTPError as exc:
-            raise WebSearchError(f"searxng at {shown}: {type(exc).__name__}: {exc}") from None
+            said = untrusted_certificate(exc) or f"{type(exc).__name__}: {exc}"
+            raise WebSearchError(f"searxng at {shown}: {said}") from None
         if content is None:
             raise WebSearchError(
                 f"searxng at {shown} answered more than {MAX_ANSWER_BYTES >> 20} MiB, the most "

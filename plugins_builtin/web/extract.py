@@ -9,7 +9,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .search import shortened
+from hermes_core._plugin_support import shortened
 
 if TYPE_CHECKING:
     from .fetch import Page

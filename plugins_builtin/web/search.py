@@ -71,28 +71,13 @@ class WebSearch:
 
 def _bounded(result: WebResult) -> WebResult:
     """A provider's result cut to sizes a model should read (a provider is a plugin)."""
+    from hermes_core._plugin_support import shortened  # here: a listing never loads it
+
     return WebResult(
         title=shortened(" ".join(str(result.title).split()), _TITLE),
         url=_address(str(result.url)),
         snippet=shortened(" ".join(str(result.snippet).split()), _SNIPPET),
     )
-
-
-def shortened(text: str, limit: int) -> str:
-    """``text`` when it has at most ``limit`` characters, else cut at a word near the limit
-    (or, with none, between two characters a reader sees: never a letter from its accent, an
-    emoji from its joined parts) and ended with ``...``."""
-    if len(text) <= limit:
-        return text
-    end = text.rfind(" ", limit - 60, limit - 3)
-    if end <= 0:
-        from hermes_core._plugin_support import joins  # here: imported for a long text only
-
-        end = limit - 3
-        while end > 0 and joins(text, end):
-            end -= 1
-        end = end or limit - 3  # one character of 300 parts is cut all the same
-    return text[:end].rstrip() + "..."
 
 
 def _address(url: str) -> str:

@@ -38,6 +38,8 @@ PAGES = {
     ),
     "/long-named": "<title>" + "Long " * 20_000 + "</title><h1>Named at length</h1>"
     "<script>history.replaceState(null, '', '/long-named?' + 'x'.repeat(300000));</script>",
+    # Every cut at a raw 200 or 300 characters falls between an "e" and its accent.
+    "/accented": "<title>x" + "e\u0301" * 400 + "</title><h1>Accented</h1>",
     "/tall": "<title>Tall</title>"
     + "".join(f"<p style='height:400px'>row {n}</p>" for n in range(30)),
 }

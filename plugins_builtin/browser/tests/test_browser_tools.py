@@ -251,6 +251,29 @@ async def test_a_pages_title_and_address_are_bounded_as_its_snapshot_is(
     assert len(result.structured["url"]) <= 2_100
 
 
+async def test_a_long_title_is_cut_between_letters_a_reader_sees(
+    host_factory: Any, site: Site
+) -> None:
+    # A raw cut at 300 (200 in the text) left an "e" without its accent, an emoji sequence
+    # split; web_search and web_extract cut titles by the one rule, and so does the browser.
+    host = host_factory()
+    async with host.session() as session:
+        result = await host.dispatch("browser_navigate", {"url": site.at("/accented")}, session)
+
+    text = _ok(result)
+    assert result.structured is not None
+    title = result.structured["title"]
+    assert len(title) <= 300
+    assert title.startswith("xe\u0301")
+    assert title.endswith("...")
+    assert re.search("e(?!\u0301)", title) is None, title
+    shown = re.search("page: '(.*)' at ", text)
+    assert shown is not None, text
+    assert len(shown.group(1)) <= 200
+    assert shown.group(1).endswith("...")
+    assert re.search("e(?!\u0301)", shown.group(1)) is None, shown.group(1)
+
+
 async def test_scroll_back_press_screenshot_and_close(
     host_factory: Any, site: Site, tmp_path: Path
 ) -> None:
