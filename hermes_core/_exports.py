@@ -295,6 +295,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "CheckedFetcher": "hermes_core._checked_fetch",
         "FetchError": "hermes_core._checked_fetch",
         "read_capped": "hermes_core._checked_fetch",
+        "search_answer": "hermes_core._web_search",
         "joins": "hermes_core._terminal_cells",
         "shortened": "hermes_core._terminal_cells",
         "write_atomically": "hermes_core._atomic_write",

@@ -160,6 +160,9 @@ if TYPE_CHECKING:
     from hermes_core._tls import (
         untrusted_certificate as untrusted_certificate,
     )
+    from hermes_core._web_search import (
+        search_answer as search_answer,
+    )
     from hermes_core.agent._transcripts import (
         counts_as_message as counts_as_message,
     )

@@ -8,12 +8,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
 from hermes_core._errors import HermesError
 from hermes_core._shown import shown
 
-__all__ = ["CheckedWebSearch", "WebResult", "WebSearchError", "WebSearchProvider"]
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = [
+    "SEARCH_ANSWER_BYTES",
+    "CheckedWebSearch",
+    "WebResult",
+    "WebSearchError",
+    "WebSearchProvider",
+    "search_answer",
+]
 
 
 @dataclass(frozen=True)
@@ -73,3 +83,49 @@ class CheckedWebSearch:
                     f"{self.label} search returned a WebResult whose {', '.join(wrong)}, not text"
                 )
         return list(found)
+
+
+SEARCH_ANSWER_BYTES: Final = 8 << 20
+"""The longest answer of a web search provider read (8 MiB; one is tens of KB): a longer one is
+refused as it passes."""
+
+
+async def search_answer(
+    who: str,
+    setting: str,
+    url: str,
+    *,
+    params: dict[str, str],
+    headers: dict[str, str] | None = None,
+    timeout: float,
+) -> tuple[httpx.Response, bytes]:
+    """A web search provider's answer to a GET of ``url``: the response and its body, read as
+    it comes (expanded from the codings it asks for, gzip and deflate) and whole within ``timeout``
+    seconds (``httpx``'s timeout bounds each read only), at most :data:`SEARCH_ANSWER_BYTES`.
+    Each failure is a :class:`WebSearchError` naming ``who`` (``brave``,
+    ``searxng at URL``): no whole answer in time (naming ``setting``, the timeout's key), a
+    certificate not trusted, another HTTP error, too long an answer. The status is the
+    caller's to read."""
+    import anyio  # here: a host that never searches never imports httpx
+    import httpx
+
+    from hermes_core._checked_fetch import ACCEPT_ENCODING, read_capped
+    from hermes_core._tls import tls_context, untrusted_certificate
+
+    sent = {"Accept-Encoding": ACCEPT_ENCODING, **(headers or {})}
+    try:
+        async with httpx.AsyncClient(timeout=timeout, verify=tls_context()) as client:
+            with anyio.fail_after(timeout):
+                async with client.stream("GET", url, params=params, headers=sent) as response:
+                    content = await read_capped(response, SEARCH_ANSWER_BYTES)
+    except TimeoutError:
+        raise WebSearchError(f"{who}: no whole answer within {timeout:g} s ({setting})") from None
+    except httpx.HTTPError as exc:
+        said = untrusted_certificate(exc) or f"{type(exc).__name__}: {exc}"
+        raise WebSearchError(f"{who}: {said}") from None
+    if content is None:
+        raise WebSearchError(
+            f"{who} answered more than {SEARCH_ANSWER_BYTES >> 20} MiB, the most a search "
+            "answer may hold: not read"
+        )
+    return response, content

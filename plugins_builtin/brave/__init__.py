@@ -16,14 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Final
 
-import anyio
 from annotated_types import Ge
 
 from hermes_core._plugin_support import (
     retry_after_seconds,
     secret_variable,
-    tls_context,
-    untrusted_certificate,
 )
 from hermes_core.plugin import (
     DoctorCheckSpec,
@@ -41,8 +38,6 @@ ENDPOINT: Final = "https://api.search.brave.com/res/v1/web/search"
 MAX_COUNT: Final = 20
 """The most results the API gives in one page."""
 _SNIPPET: Final = 600
-MAX_ANSWER_BYTES: Final = 8 << 20
-"""The longest answer read (8 MiB; one is a few KB): a longer one is refused as it passes."""
 _TAG = re.compile(r"<[^>]{0,200}>")
 
 
@@ -71,38 +66,16 @@ class Brave:
         key = secret_variable(self._env, variable)
         if key is None:
             raise WebSearchError(no_key(variable))
-        import httpx  # here: a host that never searches never imports it
+        from hermes_core._plugin_support import search_answer  # here: it imports httpx
 
-        from hermes_core._plugin_support import read_capped  # here too: it imports httpx
-
-        headers = {
-            "Accept": "application/json",
-            "Accept-Encoding": "gzip, deflate",  # the codings read_capped expands, step by step
-            "X-Subscription-Token": key,
-        }
-        params = {"q": query, "count": str(max(1, min(limit, MAX_COUNT)))}
-        timeout = self.settings.timeout
-        try:
-            async with httpx.AsyncClient(timeout=timeout, verify=tls_context()) as client:
-                # httpx's timeout bounds each read: the whole answer has the timeout, in all.
-                with anyio.fail_after(timeout):
-                    request = client.stream(
-                        "GET", self.settings.endpoint, params=params, headers=headers
-                    )
-                    async with request as response:
-                        content = await read_capped(response, MAX_ANSWER_BYTES)
-        except TimeoutError:
-            raise WebSearchError(
-                f"brave: no whole answer within {timeout:g} s (plugins.entries.brave.timeout)"
-            ) from None
-        except httpx.HTTPError as exc:
-            said = untrusted_certificate(exc) or f"{type(exc).__name__}: {exc}"
-            raise WebSearchError(f"brave: {said}") from None
-        if content is None:
-            raise WebSearchError(
-                f"brave answered more than {MAX_ANSWER_BYTES >> 20} MiB, the most a search "
-                "answer may hold: not read"
-            )
+        response, content = await search_answer(
+            "brave",
+            "plugins.entries.brave.timeout",
+            self.settings.endpoint,
+            params={"q": query, "count": str(max(1, min(limit, MAX_COUNT)))},
+            headers={"Accept": "application/json", "X-Subscription-Token": key},
+            timeout=self.settings.timeout,
+        )
         status = response.status_code
         if status in (401, 403):
             raise WebSearchError(f"brave: the key in {variable} was refused (HTTP {status})")

@@ -15,14 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Final
 
-import anyio
 from annotated_types import Ge
 
 from hermes_core._plugin_support import (
     retry_after_seconds,
     shown_url,
-    tls_context,
-    untrusted_certificate,
 )
 from hermes_core.plugin import (
     DoctorCheckSpec,
@@ -39,9 +36,6 @@ if TYPE_CHECKING:
 
 _NAME: Final = "searxng"
 _SNIPPET: Final = 600
-MAX_ANSWER_BYTES: Final = 8 << 20
-"""The longest answer read (8 MiB; one is tens of KB): a longer one is refused as it passes."""
-_HEADERS: Final = {"Accept-Encoding": "gzip, deflate"}  # the codings read_capped expands
 NO_INSTANCE: Final = (
     "searxng: no instance is configured: set plugins.entries.searxng.url to its address "
     "(http://127.0.0.1:8888)"
@@ -67,34 +61,16 @@ class Searxng:
         base = self.settings.url
         if not base:
             raise WebSearchError(NO_INSTANCE)
-        import httpx  # here: a host that never searches never imports it
+        from hermes_core._plugin_support import search_answer  # here: it imports httpx
 
-        from hermes_core._plugin_support import read_capped  # here too: it imports httpx
-
-        where = base.rstrip("/") + "/search"
         shown = shown_url(base)
-        params = {"q": query, "format": "json", "pageno": "1"}
-        timeout = self.settings.timeout
-        try:
-            async with httpx.AsyncClient(timeout=timeout, verify=tls_context()) as client:
-                # httpx's timeout bounds each read: the whole answer has the timeout, in all.
-                with anyio.fail_after(timeout):
-                    request = client.stream("GET", where, params=params, headers=_HEADERS)
-                    async with request as response:
-                        content = await read_capped(response, MAX_ANSWER_BYTES)
-        except TimeoutError:
-            raise WebSearchError(
-                f"searxng at {shown}: no whole answer within {timeout:g} s "
-                "(plugins.entries.searxng.timeout)"
-            ) from None
-        except httpx.HTTPError as exc:
-            said = untrusted_certificate(exc) or f"{type(exc).__name__}: {exc}"
-            raise WebSearchError(f"searxng at {shown}: {said}") from None
-        if content is None:
-            raise WebSearchError(
-                f"searxng at {shown} answered more than {MAX_ANSWER_BYTES >> 20} MiB, the most "
-                "a search answer may hold: not read"
-            )
+        response, content = await search_answer(
+            f"searxng at {shown}",
+            "plugins.entries.searxng.timeout",
+            base.rstrip("/") + "/search",
+            params={"q": query, "format": "json", "pageno": "1"},
+            timeout=self.settings.timeout,
+        )
         if response.status_code == 403:
             raise WebSearchError(
                 f"searxng at {shown} refuses the JSON format (HTTP 403): add json to "
