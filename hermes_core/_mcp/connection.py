@@ -44,8 +44,8 @@ from hermes_core._mcp.failures import (
     innermost,
 )
 from hermes_core._mcp.http_answers import bound_json_answers
-from hermes_core._mcp.interpreter import find_command, is_python, missing_module_note
-from hermes_core._mcp.launch import child_environment, launch_args, server_cwd
+from hermes_core._mcp.interpreter import find_command, is_python
+from hermes_core._mcp.launch import child_environment, launch_args, missing_module_note, server_cwd
 from hermes_core._mcp.listing import (
     MAX_LIST_PAGES,
     ListingScreen,

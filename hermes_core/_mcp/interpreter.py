@@ -9,8 +9,9 @@ and a failed connect names the interpreter that ran.
 A Python run as ``python -m server`` (or ``-c``) puts its working directory first on
 ``sys.path``; started in a project whose gate is closed, a server of the user's would import a
 module the project plants under the server's name (an ``mcp_server_time.py`` in a cloned
-repository). It gets ``PYTHONSAFEPATH=1`` then (:func:`project_safe_path`), which keeps the
-working directory off ``sys.path`` (Python 3.11 and later).
+repository). It gets ``PYTHONSAFEPATH=1`` then (:func:`~hermes_core._mcp.launch.project_guard`,
+which asks :func:`imports_from_working_directory`), which keeps the working directory off
+``sys.path`` (Python 3.11 and later).
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Sequence
-from pathlib import Path, PurePath
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from hermes_core._paths import Environment
+    pass
 
 __all__ = [
     "SAFE_PATH",
@@ -30,8 +31,6 @@ __all__ = [
     "ignores_environment",
     "imports_from_working_directory",
     "is_python",
-    "missing_module_note",
-    "project_safe_path",
     "resolve_bare_python",
     "run_by_env",
 ]
@@ -138,37 +137,3 @@ def ignores_environment(args: Sequence[str]) -> bool:
                 taking_value = index == len(arg) - 1
                 break
     return False
-
-
-def project_safe_path(
-    command: str, args: Sequence[str], cwd: Path, env: Environment
-) -> dict[str, str]:
-    """``{"PYTHONSAFEPATH": "1"}`` for a Python ``command`` that would import from its working
-    directory ``cwd`` (:func:`imports_from_working_directory`) when ``cwd`` is the project's and
-    the gate is closed (:func:`~hermes_core._project_trust.project_owns`); else ``{}``."""
-    from hermes_core._project_trust import gate_is_open, project_owns
-
-    if gate_is_open(env) or not imports_from_working_directory(command, args):
-        return {}
-    return {SAFE_PATH: "1"} if project_owns(env, cwd) else {}
-
-
-def missing_module_note(
-    command: str, args: Sequence[str], cwd: Path, env: Environment, module: str, found: str
-) -> str:
-    """``the interpreter FOUND has no module named MODULE``, for the Python ``command`` (as
-    ``found`` on the child's ``PATH``) of a server that could not import ``module``; and, when
-    its working directory ``cwd`` holds that module but is the project's with the gate closed
-    (:func:`project_safe_path`), that this is why."""
-    from hermes_core._project_trust import PROJECT_GATE_FLAG
-
-    said = f"the interpreter {found} has no module named {module!r}"
-    top = cwd / module.split(".")[0]
-    if not project_safe_path(command, args, cwd, env):
-        return said
-    if not (top.is_dir() or top.with_name(f"{top.name}.py").is_file()):
-        return said
-    return (
-        f"{said}: {top.name} in {cwd} is the project's, which a server imports only when "
-        f"{PROJECT_GATE_FLAG}=1 is set in the environment (for a project you trust)"
-    )

@@ -47,7 +47,7 @@ from hermes_core._mcp.interpreter import (
     imports_from_working_directory,
     run_by_env,
 )
-from hermes_core._project_trust import gate_is_open, project_owns
+from hermes_core._project_trust import PROJECT_GATE_FLAG, gate_is_open, project_owns
 
 if TYPE_CHECKING:
     from hermes_core._config import McpServerConfig
@@ -58,6 +58,7 @@ __all__ = [
     "LaunchGuard",
     "child_environment",
     "launch_args",
+    "missing_module_note",
     "project_guard",
     "server_cwd",
 ]
@@ -202,3 +203,22 @@ def launch_args(config: McpServerConfig, env: Environment) -> list[str]:
     (:func:`project_guard`: ``npx --prefix HOME``, ``deno run --no-config``)."""
     guarded = _guard(config, env).args
     return list(config.args) if guarded is None else list(guarded)
+
+
+def missing_module_note(
+    command: str, args: Sequence[str], cwd: Path, env: Environment, module: str, found: str
+) -> str:
+    """``the interpreter FOUND has no module named MODULE``, for the Python ``command`` (as
+    ``found`` on the child's ``PATH``) of a server that could not import ``module``; and, when
+    its working directory ``cwd`` holds that module but is the project's with the gate closed
+    (:func:`project_guard` gave it ``PYTHONSAFEPATH``), that this is why."""
+    said = f"the interpreter {found} has no module named {module!r}"
+    top = cwd / module.split(".")[0]
+    if SAFE_PATH not in project_guard(command, args, cwd, env).variables:
+        return said
+    if not (top.is_dir() or top.with_name(f"{top.name}.py").is_file()):
+        return said
+    return (
+        f"{said}: {top.name} in {cwd} is the project's, which a server imports only when "
+        f"{PROJECT_GATE_FLAG}=1 is set in the environment (for a project you trust)"
+    )
