@@ -31,8 +31,8 @@ and are started as written where it holds none:
 
 - ``uv run`` finds the directory's project (``pyproject.toml``), its ``uv.toml``, its
   ``.python-version`` and its ``.venv``, whose ``python`` it runs to ask its version even with
-  ``--no-project --no-config``, from the directory upward (checked with uv 0.13); unless given
-  ``--directory``, the folder the user chose for it.
+  ``--no-project --no-config``, from the directory upward (checked with uv 0.13); given
+  ``--directory DIR``, from ``DIR`` upward (a folder outside the project starts it as written).
 - ``pnpm dlx`` (``pnpx``) reads the directory's ``.npmrc`` (its registry, a pnpmfile) and
   ``pnpm-workspace.yaml`` (pnpm's settings); ``yarn dlx`` runs the file its ``.yarnrc.yml``
   names as ``yarnPath`` in place of yarn, and the plugins it lists (``YARN_IGNORE_PATH`` keeps
@@ -111,6 +111,8 @@ class Reads:
     launcher: str
     files: tuple[str, ...]
     remedy: str = ""
+    directory: str | None = None
+    """The folder it reads instead of its working directory, relative to it (``--directory``)."""
 
 
 @dataclass(frozen=True)
@@ -194,16 +196,19 @@ def _uv(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
     if PurePath(command).name not in _UV or _subcommand(args, _UV_VALUED) != "run":
         return None
     at = list(args).index("run")
-    options = list(args[:at])  # uv's, then run's up to the command it runs
-    for arg in args[at + 1 :]:
-        if not arg.startswith("-"):
+    directory, taking_value = None, False
+    for index, arg in enumerate(args):  # uv's options, then run's up to the command it runs
+        if taking_value:
+            directory, taking_value = arg, False
+        elif arg.startswith("--directory="):
+            directory = arg.split("=", 1)[1]
+        elif arg == "--directory":
+            taking_value = True
+        elif index > at and not arg.startswith("-"):
             break
-        options.append(arg)
-    if any(arg == "--directory" or arg.startswith("--directory=") for arg in options):
-        return None  # the folder the user chose for it
     files = ("pyproject.toml", "uv.toml", ".python-version", ".python-versions", ".venv")
     remedy = "start it as `uv --directory /path/to/server run ...`, "
-    return LaunchGuard(reads=Reads("uv run", files, remedy))
+    return LaunchGuard(reads=Reads("uv run", files, remedy, directory))
 
 
 def _node_runner(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
@@ -248,6 +253,8 @@ def project_guard(command: str, args: Sequence[str], cwd: Path, env: Environment
         guard = guarding(command, args, home)
         if guard is None:
             continue
+        if guard.reads is not None and guard.reads.directory is not None:
+            cwd = cwd / Path(guard.reads.directory).expanduser()  # `uv --directory DIR`
         if not project_owns(env, cwd):
             return LaunchGuard()
         if guard.reads is not None:
