@@ -45,7 +45,13 @@ from hermes_core._mcp.failures import (
 )
 from hermes_core._mcp.http_answers import bound_json_answers
 from hermes_core._mcp.interpreter import find_command, is_python
-from hermes_core._mcp.launch import child_environment, launch_args, missing_module_note, server_cwd
+from hermes_core._mcp.launch import (
+    child_environment,
+    launch_args,
+    launch_refusal,
+    missing_module_note,
+    server_cwd,
+)
 from hermes_core._mcp.listing import (
     MAX_LIST_PAGES,
     ListingScreen,
@@ -276,6 +282,8 @@ def _stdio_transport(
     cwd = server_cwd(config, env)
     if not cwd.is_dir():
         raise McpConnectError(name, f"the working directory {str(cwd)!r} does not exist")
+    if (refusal := launch_refusal(config, env)) is not None:
+        raise McpConnectError(name, refusal)
     if sys.platform == "win32":  # no process groups: the SDK's Job Object ends the tree
         params = StdioServerParameters(
             command=config.command,

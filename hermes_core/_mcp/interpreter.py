@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SAFE_PATH",
+    "clears_environment",
     "find_command",
     "ignores_environment",
     "imports_from_working_directory",
@@ -58,13 +59,33 @@ def run_by_env(command: str, args: Sequence[str]) -> tuple[str, Sequence[str]]:
     rest = list(args)
     while rest:
         arg = rest.pop(0)
-        if arg in _ENV_TAKING_VALUE:
+        if arg in _ENV_TAKING_VALUE or _env_flags(arg).endswith("+"):
             rest = rest[1:]
         elif arg == "--":
             break
         elif not arg.startswith("-") and "=" not in arg:
             return arg, rest
     return (rest[0], rest[1:]) if rest else (command, args)
+
+
+def clears_environment(options: Sequence[str]) -> bool:
+    """Whether ``env`` given ``options`` (what comes before the command it runs) starts it with
+    an empty environment (``-i``, ``-``, ``--ignore-environment``): only its own assignments
+    reach the command then."""
+    return any(arg in ("-", "--ignore-environment") or "i" in _env_flags(arg) for arg in options)
+
+
+def _env_flags(arg: str) -> str:
+    """The letters of ``env``'s short options ``arg`` gives (``-iv``: ``iv``), up to the first
+    taking a value (``-uNAME``: ``u``), then ``+`` when that value is the next word (``-iu``:
+    ``iu+``); empty for another word."""
+    if not arg.startswith("-") or arg.startswith("--"):
+        return ""
+    letters = arg[1:]
+    for index, letter in enumerate(letters):
+        if letter in "uCS":
+            return letters[: index + 1] + ("+" if index == len(letters) - 1 else "")
+    return letters
 
 
 def find_command(command: str, path: str | None) -> str:

@@ -20,22 +20,33 @@ plants under the program's name (:func:`project_guard`):
   reads the configuration beside it, not the directory's.
 
 Each is also read behind ``env``, its options and its assignments (``env A=1 npx ...``:
-:func:`~hermes_core._mcp.interpreter.run_by_env`).
+:func:`~hermes_core._mcp.interpreter.run_by_env`); behind ``env -i``, which starts it with an
+empty environment, the guard's variables become assignments of ``env``'s
+(``env -i PYTHONSAFEPATH=1 python3 -m NAME``).
 
-The others are not in the table, for these reasons (docs/security.md says which are covered):
-``uvx`` and ``uv tool run`` read only the user's and the system's uv configuration, never the
-directory's (uv's own rule for its tool commands). ``uv run`` finds the directory's project, its
-``.python-version`` and its ``.venv``, whose ``python`` it runs to ask its version even with
-``--no-project --no-config``: no argument or variable keeps it out short of choosing another
-Python for the user. ``pnpm dlx`` reads the directory's ``.npmrc`` (its registry); ``yarn dlx``
-runs the file its ``.yarnrc.yml`` names as ``yarnPath`` in place of yarn, and the plugins it
-lists (``YARN_IGNORE_PATH`` keeps out the first only); ``bunx`` runs the package of the
-directory's ``node_modules`` first and reads its ``bunfig.toml``: none has a switch that turns
-that off alone.
+Some launchers no argument or variable keeps out of the directory alone; they are not started
+where the directory, or a folder above it (below the user's home: the user's own
+``~/.python-version`` or ``~/.npmrc`` is no project's), holds what they read (:class:`Reads`),
+and are started as written where it holds none:
+
+- ``uv run`` finds the directory's project (``pyproject.toml``), its ``uv.toml``, its
+  ``.python-version`` and its ``.venv``, whose ``python`` it runs to ask its version even with
+  ``--no-project --no-config``, from the directory upward (checked with uv 0.13); given
+  ``--directory DIR``, from ``DIR`` upward (a folder outside the project starts it as written).
+- ``pnpm dlx`` (``pnpx``) reads the directory's ``.npmrc`` (its registry, a pnpmfile) and
+  ``pnpm-workspace.yaml`` (pnpm's settings); ``yarn dlx`` runs the file its ``.yarnrc.yml``
+  names as ``yarnPath`` in place of yarn, and the plugins it lists (``YARN_IGNORE_PATH`` keeps
+  out the first only); ``bunx`` (``bun x``) runs the package of the directory's
+  ``node_modules`` first and reads its ``bunfig.toml`` (checked with pnpm 12 and Yarn 4;
+  bun's from its documentation).
+
+``uvx`` and ``uv tool run`` are in neither: they read only the user's and the system's uv
+configuration, never the directory's (uv's own rule for its tool commands).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
@@ -43,6 +54,7 @@ from typing import TYPE_CHECKING, Final
 
 from hermes_core._mcp.interpreter import (
     SAFE_PATH,
+    clears_environment,
     ignores_environment,
     imports_from_working_directory,
     run_by_env,
@@ -56,8 +68,10 @@ if TYPE_CHECKING:
 __all__ = [
     "LAUNCHERS",
     "LaunchGuard",
+    "Reads",
     "child_environment",
     "launch_args",
+    "launch_refusal",
     "missing_module_note",
     "project_guard",
     "server_cwd",
@@ -73,17 +87,44 @@ _DENO_VALUED: Final = frozenset({
     "--min-dep-age", "--inspect-publish-uid", "--location", "--seed", "--preload", "--require",
     "--conditions", "-p", "--package",
 })
+# uv's global options whose value is the next word (uv 0.13 --help).
+_UV_VALUED: Final = frozenset({
+    "--directory", "--project", "--cache-dir", "--config-file", "--color", "--python-preference",
+    "--allow-insecure-host", "-p", "--python",
+})
 # fmt: on
+_UV: Final = frozenset({"uv", "uv.exe"})
+_PNPM: Final = frozenset({"pnpm", "pnpm.cmd"})
+_PNPX: Final = frozenset({"pnpx", "pnpx.cmd"})
+_PNPM_VALUED: Final = frozenset({"-C", "--dir", "-F", "--filter", "--reporter", "--loglevel"})
+_YARN: Final = frozenset({"yarn", "yarn.cmd"})
+_BUN: Final = frozenset({"bun", "bun.exe"})
+_BUNX: Final = frozenset({"bunx", "bunx.exe"})
+
+
+@dataclass(frozen=True)
+class Reads:
+    """What a launcher that no argument keeps out of its working directory reads there or in a
+    folder above it: ``files``, by name. It is not started where a project holds one
+    (:func:`project_guard`); ``remedy`` is its own way out, if it has one."""
+
+    launcher: str
+    files: tuple[str, ...]
+    remedy: str = ""
+    directory: str | None = None
+    """The folder it reads instead of its working directory, relative to it (``--directory``)."""
 
 
 @dataclass(frozen=True)
 class LaunchGuard:
     """What a launcher started in a project whose gate is closed gets: ``args`` in place of its
     own arguments (``None``: its own), ``variables`` in its environment (a value the user sets
-    wins)."""
+    wins); or ``refusal``, why it is not started at all (a launcher of :class:`Reads`)."""
 
     args: tuple[str, ...] | None = None
     variables: Mapping[str, str] = field(default_factory=dict)
+    reads: Reads | None = None
+    refusal: str | None = None
 
 
 def _python(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
@@ -138,15 +179,63 @@ def _deno_options(args: Sequence[str]) -> tuple[set[str], str | None]:
     return options, None
 
 
+def _subcommand(args: Sequence[str], valued: frozenset[str]) -> str | None:
+    """The first word of ``args`` that is neither an option nor the value of one of ``valued``."""
+    taking_value = False
+    for arg in args:
+        if taking_value:
+            taking_value = False
+        elif arg.startswith("-"):
+            taking_value = arg in valued
+        else:
+            return arg
+    return None
+
+
+def _uv(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
+    if PurePath(command).name not in _UV or _subcommand(args, _UV_VALUED) != "run":
+        return None
+    at = list(args).index("run")
+    directory, taking_value = None, False
+    for index, arg in enumerate(args):  # uv's options, then run's up to the command it runs
+        if taking_value:
+            directory, taking_value = arg, False
+        elif arg.startswith("--directory="):
+            directory = arg.split("=", 1)[1]
+        elif arg == "--directory":
+            taking_value = True
+        elif index > at and not arg.startswith("-"):
+            break
+    files = ("pyproject.toml", "uv.toml", ".python-version", ".python-versions", ".venv")
+    remedy = "start it as `uv --directory /path/to/server run ...`, "
+    return LaunchGuard(reads=Reads("uv run", files, remedy, directory))
+
+
+def _node_runner(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
+    name = PurePath(command).name
+    if name in _PNPX or (name in _PNPM and _subcommand(args, _PNPM_VALUED) == "dlx"):
+        launcher = "pnpx" if name in _PNPX else "pnpm dlx"
+        return LaunchGuard(reads=Reads(launcher, (".npmrc", "pnpm-workspace.yaml")))
+    if name in _YARN and _subcommand(args, frozenset({"--cwd"})) == "dlx":
+        return LaunchGuard(reads=Reads("yarn dlx", (".yarnrc.yml",)))
+    if name in _BUNX or (name in _BUN and _subcommand(args, frozenset({"--cwd"})) == "x"):
+        launcher = "bunx" if name in _BUNX else "bun x"
+        return LaunchGuard(reads=Reads(launcher, ("node_modules", "bunfig.toml")))
+    return None
+
+
 _Guarding = Callable[[str, Sequence[str], Path], LaunchGuard | None]
 
 LAUNCHERS: Final[tuple[tuple[str, _Guarding], ...]] = (
     ("python -m NAME, -c CODE, standard input", _python),
     ("npx PACKAGE, npm exec, npm x", _npx),
     ("deno run npm:/jsr:/URL, deno x", _deno),
+    ("uv run", _uv),
+    ("pnpm dlx, pnpx, yarn dlx, bunx, bun x", _node_runner),
 )
-"""Each launcher that looks in its working directory first and can be kept from it, with what
-gives its guard for a command, its arguments and the user's home (``None``: not this one)."""
+"""Each launcher that looks in its working directory first, with what gives its guard for a
+command, its arguments and the user's home (``None``: not this one): what keeps it out, or,
+for one that nothing keeps out, what it reads there (:class:`Reads`)."""
 
 
 def project_guard(command: str, args: Sequence[str], cwd: Path, env: Environment) -> LaunchGuard:
@@ -164,9 +253,41 @@ def project_guard(command: str, args: Sequence[str], cwd: Path, env: Environment
         guard = guarding(command, args, home)
         if guard is None:
             continue
+        if guard.reads is not None and guard.reads.directory is not None:
+            cwd = cwd / Path(guard.reads.directory).expanduser()  # `uv --directory DIR`
         if not project_owns(env, cwd):
             return LaunchGuard()
+        if guard.reads is not None:
+            return _refused(guard.reads, cwd, env)
+        if before and clears_environment(before[:-1]):  # `env -i`: only its assignments pass
+            given = {arg.split("=", 1)[0] for arg in before if "=" in arg}
+            passed = tuple(f"{k}={v}" for k, v in guard.variables.items() if k not in given)
+            if passed or guard.args is not None:
+                run_with = (before[-1], *(args if guard.args is None else guard.args))
+                return replace(guard, args=(*before[:-1], *passed, *run_with))
         return guard if guard.args is None else replace(guard, args=(*before, *guard.args))
+    return LaunchGuard()
+
+
+def _refused(reads: Reads, cwd: Path, env: Environment) -> LaunchGuard:
+    """The refusal of a launcher of :class:`Reads` whose working directory ``cwd``, or a folder
+    above it below the user's home, holds one of its files; an empty guard where none does."""
+    home = env.user_home
+    here = Path(os.path.abspath(cwd))
+    for folder in (here, *here.parents):
+        if folder == Path(folder.anchor) or (home is not None and _holds(folder, home)):
+            break  # the user's own home and what holds it are no project's
+        found = next((folder / n for n in reads.files if os.path.lexists(folder / n)), None)
+        if found is not None:
+            return LaunchGuard(
+                refusal=(
+                    f"not started: `{reads.launcher}` reads {found}, which a cloned repository "
+                    f"can plant, and the project gate is closed in {here}: {reads.remedy}"
+                    "give the server a `cwd` of your own, start it by the path of its "
+                    f"installed command, or set {PROJECT_GATE_FLAG}=1 in the environment for "
+                    "a project you trust"
+                )
+            )
     return LaunchGuard()
 
 
@@ -178,6 +299,17 @@ def server_cwd(config: McpServerConfig, env: Environment) -> Path:
 def _guard(config: McpServerConfig, env: Environment) -> LaunchGuard:
     assert config.command is not None
     return project_guard(config.command, config.args, server_cwd(config, env), env)
+
+
+def _holds(folder: Path, path: Path) -> bool:
+    """Whether ``folder`` is ``path`` or holds it, as written or resolved."""
+    return path.is_relative_to(folder) or path.resolve().is_relative_to(folder.resolve())
+
+
+def launch_refusal(config: McpServerConfig, env: Environment) -> str | None:
+    """Why the server is not started (:func:`project_guard`: a launcher that reads what the
+    project plants), or ``None``."""
+    return _guard(config, env).refusal
 
 
 def child_environment(config: McpServerConfig, env: Environment) -> dict[str, str]:
