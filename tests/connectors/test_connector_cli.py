@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pexpect
 import pytest
 from gateways import FIXTURE, GatewayProcess, OffProtocolServer
 
@@ -281,3 +282,33 @@ def test_connect_exits_1_when_the_gateway_fails(hermes_cli: HermesCli) -> None:
     assert "hermes: error: " in done.stderr
     assert "HTTP 500" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+HOSTILE = "bad\x1b]52;c;ZWNobyBwd25lZA==\x07\u202eX"
+HOSTILE_SHOWN = "bad\\x1b]52;c;ZWNobyBwd25lZA==\\x07\\u202eX"
+
+
+def test_status_on_a_terminal_shows_the_gateways_error_text_escaped(
+    hermes_cli: HermesCli, off_protocol: OffProtocolServer
+) -> None:
+    # The error line quotes the gateway's own message: an OSC 52 sequence in it would write
+    # the user's clipboard, a bidi override turn the line around.
+    off_protocol.answer("v1/connectors", 401, {"error": {"code": "NOPE", "message": HOSTILE}})
+    _configure(hermes_cli, off_protocol.url)
+    env = hermes_cli.variables(**{TOKEN_VARIABLE: TOKEN})
+    child = pexpect.spawn(
+        hermes_cli.command("connectors", "status")[0],
+        hermes_cli.command("connectors", "status")[1:],
+        env=env,
+        cwd=str(hermes_cli.work),
+        encoding="utf-8",
+        dimensions=(24, 500),
+    )
+    child.expect(pexpect.EOF, timeout=60)
+    child.close()
+    shown = str(child.before)
+
+    for hostile in ("\x1b]52", "\x07", "\u202e"):
+        assert hostile not in shown, shown
+    assert HOSTILE_SHOWN in shown
+    assert child.exitstatus == 1
