@@ -145,7 +145,8 @@ def status_command(as_json: bool) -> None:
         ]
         click.echo(columns(rows))
         if report["error"] is not None:
-            click.echo(f"hermes: error: {report['error']['message']}", err=True)
+            # It quotes the gateway's own words: escaped on a terminal.
+            echo_shown(f"hermes: error: {report['error']['message']}", err=True)
         apps = [
             (item["name"], "connected" if item["connected"] else "not connected", item["state"])
             for item in report["connectors"]
