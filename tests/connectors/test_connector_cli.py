@@ -312,3 +312,28 @@ def test_status_on_a_terminal_shows_the_gateways_error_text_escaped(
         assert hostile not in shown, shown
     assert HOSTILE_SHOWN in shown
     assert child.exitstatus == 1
+
+
+def test_status_and_connect_of_a_refused_token_say_how_to_sign_in_again(
+    hermes_cli: HermesCli,
+) -> None:
+    with GatewayProcess(hermes_cli, {**FIXTURE, "token": "another"}) as gateway:
+        _configure(hermes_cli, gateway.url)
+        login = hermes_cli.run("connectors", "login", "--token-stdin", input=TOKEN)
+        status = hermes_cli.run("connectors", "status", ok=False)
+        connect = hermes_cli.run("connectors", "connect", "gmail", "--no-wait", ok=False)
+        env = hermes_cli.variables(**{TOKEN_VARIABLE: TOKEN})
+        from_env = hermes_cli.run("connectors", "status", ok=False, env=env)
+
+    assert "Signed in" in login.stdout
+    (line,) = [line for line in from_env.stderr.splitlines() if "hermes: error:" in line]
+    assert line.endswith(
+        f"sign in again: {TOKEN_VARIABLE} holds the token refused: set it to another, "
+        "or unset it and run 'hermes connectors login'"
+    ), line
+    for done in (status, connect):
+        (line,) = [line for line in done.stderr.splitlines() if "hermes: error:" in line]
+        assert "refused the token" in line
+        assert line.endswith("sign in again: run 'hermes connectors login'"), line
+        assert done.returncode == 1
+        assert TOKEN not in done.stdout + done.stderr
