@@ -101,6 +101,8 @@ def logout_command() -> None:
 
 
 async def _status(service: Connectors) -> dict[str, Any]:
+    from hermes_core.connectors._signin import sign_in_again
+
     scope = service.scope()
     sign_in = service.sign_in()
     report: dict[str, Any] = {
@@ -118,6 +120,8 @@ async def _status(service: Connectors) -> dict[str, Any]:
         listing = await service.states()
         if listing.failure is not None:
             report["error"] = {"kind": listing.failure.kind, "message": listing.failure.message}
+            if listing.failure.kind == "signed_out":
+                report["error"]["message"] += f": {sign_in_again(sign_in)}"
         else:
             report["connectors"] = [
                 {"name": item.connector, "connected": item.connected, "state": item.status}
