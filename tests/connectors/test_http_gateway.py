@@ -333,3 +333,40 @@ async def test_an_answer_over_the_cap_is_a_failure_naming_it(
     assert answer.failure is not None
     assert answer.failure.kind == "error"
     assert "answered more than 16 MiB" in answer.failure.message
+
+
+# The token on the network -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "warned"),
+    [
+        ("http://gateway.example.com/", True),
+        ("http://10.1.2.3:8080/", True),
+        ("https://gateway.example.com/", False),
+        ("http://127.0.0.1:9/", False),
+        ("http://[::1]:9/", False),
+        ("http://localhost:9/", False),
+    ],
+)
+async def test_a_plain_http_gateway_beyond_loopback_warns_that_the_token_goes_in_the_clear(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, url: str, warned: bool
+) -> None:
+    caplog.set_level(logging.WARNING, logger="hermes_core.connectors")
+
+    async def work(gateway: ConnectorGateway) -> Any:
+        return gateway
+
+    await _with_gateway(tmp_path, url, work)
+
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    if warned:
+        (warning,) = warnings
+        assert warning == (
+            f"tools.connectors.url is {url}: plain HTTP beyond this machine's loopback, so the "
+            "connector token crosses the network unencrypted with every request, and whoever "
+            "sees it can use your connected apps; use the gateway's https:// URL"
+        )
+    else:
+        assert warnings == []
+    assert all(TOKEN not in r.getMessage() for r in caplog.records)
