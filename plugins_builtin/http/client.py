@@ -22,12 +22,14 @@ failure too.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import anyio
 import anyio.lowlevel
@@ -97,6 +99,13 @@ class HttpGateway:
         self._client: httpx.AsyncClient | None = None
         self._loop: anyio.lowlevel.EventLoopToken | None = None
         self._warned: set[str] = set()
+        if _in_the_clear(self.base):
+            log.warning(
+                "tools.connectors.url is %s: plain HTTP beyond this machine's loopback, so the "
+                "connector token crosses the network unencrypted with every request, and whoever "
+                "sees it can use your connected apps; use the gateway's https:// URL",
+                url,
+            )
 
     def __repr__(self) -> str:
         return f"HttpGateway({self.base!r})"  # never the token
@@ -272,6 +281,18 @@ class HttpGateway:
             if more:
                 await anyio.sleep(_RETRY_PAUSE)
         return failure
+
+
+def _in_the_clear(url: str) -> bool:
+    """Whether ``url`` is plain HTTP to a host beyond this machine's loopback (a name counts as
+    beyond it: what it resolves to may change)."""
+    parts = urlsplit(url)
+    if parts.scheme != "http" or parts.hostname == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(parts.hostname or "").is_loopback
+    except ValueError:
+        return True
 
 
 def _add_page(items: dict[str, ConnectorState], page: Sequence[ConnectorState]) -> list[str]:
