@@ -370,3 +370,24 @@ async def test_a_plain_http_gateway_beyond_loopback_warns_that_the_token_goes_in
     else:
         assert warnings == []
     assert all(TOKEN not in r.getMessage() for r in caplog.records)
+
+
+async def test_a_redirect_is_not_followed_and_says_where_it_pointed(tmp_path: Path) -> None:
+    with OffProtocolServer() as elsewhere, OffProtocolServer() as moved:
+        elsewhere.answer("v1/connectors", 200, {"items": []})
+        target = elsewhere.url.replace("127.0.0.1", "localhost") + "v1/connectors"
+        moved.answer("v1/connectors", 301, b"", location=target)
+
+        async def work(gateway: ConnectorGateway) -> Any:
+            return await gateway.list_connectors()
+
+        answer = await _with_gateway(tmp_path, moved.url, work)
+
+    assert elsewhere.seen == []  # the token went nowhere else
+    assert answer.failure is not None
+    assert answer.failure.kind == "error"
+    assert answer.failure.message == (
+        f"{moved.url}v1/connectors answered HTTP 301, a redirect to {target}: a gateway's "
+        "redirects are not followed (the token would go with them); if the gateway moved, set "
+        "tools.connectors.url to its new address"
+    )
