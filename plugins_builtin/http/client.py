@@ -334,4 +334,11 @@ def _verdict(url: str, response: httpx.Response, content: bytes) -> Any | Gatewa
         )
     if status >= 500:
         return GatewayFailure("unreachable", f"{url} answered HTTP {status} ({said})")
+    if 300 <= status < 400 and response.headers.get("location"):
+        return GatewayFailure(
+            "error",
+            f"{url} answered HTTP {status}, a redirect to {response.headers['location']}: a "
+            "gateway's redirects are not followed (the token would go with them); if the gateway "
+            "moved, set tools.connectors.url to its new address",
+        )
     return GatewayFailure("error", f"{url} refused the request: HTTP {status} ({said})")
