@@ -128,7 +128,10 @@ async def test_a_slow_gateway_degrades_to_local_results_within_the_timeout(
     assert elapsed < 15.0, "the search waited for the gateway"
     assert matches(answer) == ["local_send_email"]
     assert _unavailable(answer) == "unreachable"
-    assert "did not answer a search within 0.5 s" in answer["connectors"]["message"]
+    assert answer["connectors"]["message"] == (
+        "the connector gateway did not answer a search within 0.5 s "
+        "(tools.connectors.search_timeout)"
+    )
     assert "do not conclude that an app is missing" in answer["hint"]
 
 

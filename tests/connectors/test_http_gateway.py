@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -391,3 +392,19 @@ async def test_a_redirect_is_not_followed_and_says_where_it_pointed(tmp_path: Pa
         "redirects are not followed (the token would go with them); if the gateway moved, set "
         "tools.connectors.url to its new address"
     )
+
+
+async def test_a_search_waits_as_long_as_tools_connectors_search_timeout_allows(
+    tmp_path: Path, gateway: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The route's own 30 s stands at 0.2 s here, the user's search_timeout above it at 20 s:
+    # a gateway answering after one second is waited for, as the setting says.
+    gateway.fault("*", "delay", ms=1000)
+    async with connector_host(tmp_path, gateway.url, connectors={"search_timeout": 20}) as host:
+        client = host.connectors.gateway()
+        module = _client_module(client)
+        monkeypatch.setattr(module, "SEARCH", replace(module.SEARCH, timeout=0.2))
+        answer = await client.search(["send email"])
+
+    assert answer.failure is None, answer.failure
+    assert answer.results[0] == ["GMAIL_SEND_EMAIL"]
