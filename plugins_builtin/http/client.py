@@ -27,7 +27,7 @@ import json
 import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -82,14 +82,16 @@ LIST = Route("GET", "v1/connectors", 10.0, 2)
 
 
 class HttpGateway:
-    """A client of the gateway at ``url`` (its routes are relative to it) for ``token``.
+    """A client of the gateway at ``url`` (its routes are relative to it) for ``token``; a
+    search waits up to ``search_timeout`` seconds when that is longer than its route's 30 s.
 
     Connections are kept alive on the event loop that uses the client; on another event loop a
     new pool is made. :meth:`aclose` releases them.
     """
 
-    def __init__(self, url: str, token: str) -> None:
+    def __init__(self, url: str, token: str, *, search_timeout: float | None = None) -> None:
         self.base = url if url.endswith("/") else url + "/"
+        self.search_timeout = search_timeout
         self._headers = {
             "authorization": f"Bearer {token}",
             "accept": "application/json",
@@ -134,7 +136,12 @@ class HttpGateway:
 
     async def search(self, use_cases: Sequence[str]) -> GatewaySearch:
         """``POST v1/connectors/search``, every use case in one request."""
-        body = await self._send(SEARCH, wire.search_body(use_cases))
+        route = SEARCH
+        if self.search_timeout is not None and self.search_timeout > route.timeout:
+            # tools.connectors.search_timeout bounds the whole search; the route must not cut
+            # it shorter.
+            route = replace(route, timeout=self.search_timeout)
+        body = await self._send(route, wire.search_body(use_cases))
         if isinstance(body, GatewayFailure):
             return GatewaySearch(failure=body)
         read = self._read(SEARCH, wire.read_search, body, len(use_cases))

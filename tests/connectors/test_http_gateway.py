@@ -407,4 +407,4 @@ async def test_a_search_waits_as_long_as_tools_connectors_search_timeout_allows(
         answer = await client.search(["send email"])
 
     assert answer.failure is None, answer.failure
-    assert answer.results[0] == ["GMAIL_SEND_EMAIL"]
+    assert "GMAIL_SEND_EMAIL" in answer.results[0]
