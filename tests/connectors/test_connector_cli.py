@@ -337,3 +337,31 @@ def test_status_and_connect_of_a_refused_token_say_how_to_sign_in_again(
         assert line.endswith("sign in again: run 'hermes connectors login'"), line
         assert done.returncode == 1
         assert TOKEN not in done.stdout + done.stderr
+
+
+def test_connect_on_a_terminal_shows_the_gateways_link_escaped(
+    hermes_cli: HermesCli, off_protocol: OffProtocolServer
+) -> None:
+    # The link is the gateway's text: an OSC 52 sequence in it would write the user's clipboard.
+    link = f"https://gateway.example.com/{HOSTILE}"
+    answer = {"results": [{"connector": "gmail", "status": "initiated", "connectUrl": link}]}
+    off_protocol.answer("v1/connectors/connections", 200, answer)
+    _configure(hermes_cli, off_protocol.url)
+    env = hermes_cli.variables(**{TOKEN_VARIABLE: TOKEN})
+    command = hermes_cli.command("connectors", "connect", "gmail", "--no-wait")
+    child = pexpect.spawn(
+        command[0],
+        command[1:],
+        env=env,
+        cwd=str(hermes_cli.work),
+        encoding="utf-8",
+        dimensions=(24, 500),
+    )
+    child.expect(pexpect.EOF, timeout=60)
+    child.close()
+    shown = str(child.before)
+
+    for hostile in ("\x1b]52", "\x07", "\u202e"):
+        assert hostile not in shown, shown
+    assert f"Open this link to connect gmail: https://gateway.example.com/{HOSTILE_SHOWN}" in shown
+    assert child.exitstatus == 0
