@@ -195,7 +195,7 @@ def connect_command(
     waiting = sys.stdin.isatty() if wait is None else wait
 
     def show(name: str, url: str) -> None:
-        click.echo(f"Open this link to connect {name}: {url}", err=True)
+        echo_shown(f"Open this link to connect {name}: {url}", err=True)  # the gateway's link
 
     async def work(service: Connectors) -> dict[str, str]:
         scope = service.scope()
