@@ -101,6 +101,8 @@ def logout_command() -> None:
 
 
 async def _status(service: Connectors) -> dict[str, Any]:
+    from hermes_core.connectors._signin import sign_in_again
+
     scope = service.scope()
     sign_in = service.sign_in()
     report: dict[str, Any] = {
@@ -118,6 +120,8 @@ async def _status(service: Connectors) -> dict[str, Any]:
         listing = await service.states()
         if listing.failure is not None:
             report["error"] = {"kind": listing.failure.kind, "message": listing.failure.message}
+            if listing.failure.kind == "signed_out":
+                report["error"]["message"] += f": {sign_in_again(sign_in)}"
         else:
             report["connectors"] = [
                 {"name": item.connector, "connected": item.connected, "state": item.status}
@@ -145,7 +149,8 @@ def status_command(as_json: bool) -> None:
         ]
         click.echo(columns(rows))
         if report["error"] is not None:
-            click.echo(f"hermes: error: {report['error']['message']}", err=True)
+            # It quotes the gateway's own words: escaped on a terminal.
+            echo_shown(f"hermes: error: {report['error']['message']}", err=True)
         apps = [
             (item["name"], "connected" if item["connected"] else "not connected", item["state"])
             for item in report["connectors"]
@@ -190,7 +195,7 @@ def connect_command(
     waiting = sys.stdin.isatty() if wait is None else wait
 
     def show(name: str, url: str) -> None:
-        click.echo(f"Open this link to connect {name}: {url}", err=True)
+        echo_shown(f"Open this link to connect {name}: {url}", err=True)  # the gateway's link
 
     async def work(service: Connectors) -> dict[str, str]:
         scope = service.scope()

@@ -17,7 +17,8 @@ _RAISE: Any = object()
 def read_json_file(path: Path, *, if_missing: Any = _RAISE) -> Any:
     """The parsed JSON of ``path``, or ``if_missing`` when there is no file (when given). Raises
     a :class:`~hermes_core._errors.ConfigError` naming the file when it cannot be read (a missing
-    one too, unless ``if_missing`` is given) or is not valid JSON."""
+    one too, unless ``if_missing`` is given), is not valid JSON, or is nested too deeply to
+    decode."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
@@ -30,3 +31,5 @@ def read_json_file(path: Path, *, if_missing: Any = _RAISE) -> Any:
         return json.loads(text)
     except ValueError as exc:
         raise ConfigError(f"is not valid JSON: {exc}", path=path) from None
+    except RecursionError:
+        raise ConfigError("is nested too deeply to read", path=path) from None

@@ -22,6 +22,7 @@ from hermes_core._config import McpServerConfig, edit_config
 from hermes_core._errors import HermesError
 from hermes_core._paths import Environment
 from hermes_core._tools import READ_ONLY_CALLS_META, Tool, ToolAnnotations, ToolResult
+from hermes_core.connectors._signin import SignIn, sign_in_again
 from hermes_core.search._render import compact_json
 
 if TYPE_CHECKING:
@@ -366,10 +367,11 @@ class ConnectionsFailed(HermesError):
     """The gateway could not answer the request for links (``failure`` says why): an error of
     the gateway, not of the configuration or the command line."""
 
-    def __init__(self, failure: GatewayFailure) -> None:
-        super().__init__(
-            f"the connector gateway could not start the connections: {failure.message}"
-        )
+    def __init__(self, failure: GatewayFailure, sign_in: SignIn) -> None:
+        what = f"the connector gateway could not start the connections: {failure.message}"
+        if failure.kind == "signed_out":
+            what += f": {sign_in_again(sign_in)}"
+        super().__init__(what)
         self.failure = failure
 
 
@@ -390,7 +392,7 @@ async def wait_for_connections(
 
     answer = await connectors.connect(list(names), reinitiate=False)
     if answer.failure is not None:
-        raise ConnectionsFailed(answer.failure)
+        raise ConnectionsFailed(answer.failure, connectors.sign_in())
     by_name = {link.connector: link for link in answer.results}
     outcome: dict[str, WaitOutcome] = {}
     waiting: list[str] = []

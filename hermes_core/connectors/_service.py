@@ -186,7 +186,10 @@ class Connectors:
                 answer: GatewaySearch = await gateway.search(list(queries))
         except TimeoutError:
             timeout = self.config.search_timeout
-            message = f"the connector gateway did not answer a search within {timeout:g} s"
+            message = (
+                f"the connector gateway did not answer a search within {timeout:g} s "
+                "(tools.connectors.search_timeout)"
+            )
             log.info("%s", message)
             return ConnectorSearch(unavailable="unreachable", message=message)
         except BaseException as exc:

@@ -28,6 +28,7 @@ __all__ = [
     "read_sign_in",
     "remove_token",
     "save_token",
+    "sign_in_again",
 ]
 
 AUTH_FILE_NAME = "auth.json"
@@ -48,6 +49,17 @@ class SignIn:
     def signed_in(self) -> bool:
         """Whether a token is there."""
         return bool(self.token)
+
+
+def sign_in_again(sign_in: SignIn) -> str:
+    """What to do when the gateway refused the token of ``sign_in``: the variable holding it
+    wins over ``auth.json``, so a new ``login`` alone would change nothing."""
+    if sign_in.source == "environment":
+        return (
+            f"sign in again: {TOKEN_VARIABLE} holds the token refused: set it to another, "
+            "or unset it and run 'hermes connectors login'"
+        )
+    return "sign in again: run 'hermes connectors login'"
 
 
 def auth_path(env: Environment) -> Path:

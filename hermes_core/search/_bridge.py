@@ -32,6 +32,7 @@ from hermes_core.search._bridge_arguments import (
 from hermes_core.search._render import compact_json
 
 __all__ = [
+    "CONNECTORS_SIGNED_OUT_HINT",
     "CONNECTORS_UNAVAILABLE_HINT",
     "MAX_BATCH",
     "MAX_DESCRIBE_NAMES",
@@ -43,6 +44,7 @@ __all__ = [
     "arguments_refusal",
     "batch_rule",
     "bridge_result",
+    "connectors_unavailable_hint",
     "empty_match_hint",
     "loop_breaker",
     "make_bridge_tools",
@@ -229,6 +231,19 @@ CONNECTORS_UNAVAILABLE_HINT = (
     "missing: retry later or tell the user."
 )
 """The hint of a search answer whose hosted app connectors could not be searched."""
+
+CONNECTORS_SIGNED_OUT_HINT = (
+    "Hosted app connectors could not be searched: the connector gateway refused the sign-in. "
+    "Do not conclude that an app is missing: tell the user to sign in again (run 'hermes "
+    "connectors login')."
+)
+"""The hint when the gateway refused the token: retrying would not help, signing in would."""
+
+
+def connectors_unavailable_hint(reason: str) -> str:
+    """The hint of a search answer whose hosted app connectors could not be searched for
+    ``reason`` (``signed_out``, ``unreachable``...)."""
+    return CONNECTORS_SIGNED_OUT_HINT if reason == "signed_out" else CONNECTORS_UNAVAILABLE_HINT
 
 
 def empty_match_hint(query: str) -> str:

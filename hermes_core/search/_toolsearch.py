@@ -33,9 +33,9 @@ from hermes_core.search._assembly import (
 )
 from hermes_core.search._backend import SearchBackend, SearchHit, ToolDocument
 from hermes_core.search._bridge import (
-    CONNECTORS_UNAVAILABLE_HINT,
     BridgeArgumentError,
     bridge_result,
+    connectors_unavailable_hint,
     empty_match_hint,
     loop_breaker,
     make_bridge_tools,
@@ -322,7 +322,7 @@ class ToolSearch:
             answer["connectors"] = {"status": "unavailable", "reason": remote.unavailable}
             if remote.message:
                 answer["connectors"]["message"] = clipped(remote.message, PROBLEM_CHARACTERS)
-            answer["hint"] = CONNECTORS_UNAVAILABLE_HINT
+            answer["hint"] = connectors_unavailable_hint(remote.unavailable)
         return answer
 
     def _count_search(self, session: Session) -> int:

@@ -23,7 +23,8 @@ def create_gateway(context: GatewayContext) -> HttpGateway:
     # Imported here so that loading the plugin (every `hermes` command) does not import httpx.
     from .client import HttpGateway
 
-    return HttpGateway(context.url, context.token)
+    search_timeout = context.config.tools.connectors.search_timeout
+    return HttpGateway(context.url, context.token, search_timeout=search_timeout)
 
 
 @hookimpl(trylast=True)

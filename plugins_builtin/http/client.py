@@ -22,12 +22,14 @@ failure too.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import anyio
 import anyio.lowlevel
@@ -80,14 +82,16 @@ LIST = Route("GET", "v1/connectors", 10.0, 2)
 
 
 class HttpGateway:
-    """A client of the gateway at ``url`` (its routes are relative to it) for ``token``.
+    """A client of the gateway at ``url`` (its routes are relative to it) for ``token``; a
+    search waits up to ``search_timeout`` seconds when that is longer than its route's 30 s.
 
     Connections are kept alive on the event loop that uses the client; on another event loop a
     new pool is made. :meth:`aclose` releases them.
     """
 
-    def __init__(self, url: str, token: str) -> None:
+    def __init__(self, url: str, token: str, *, search_timeout: float | None = None) -> None:
         self.base = url if url.endswith("/") else url + "/"
+        self.search_timeout = search_timeout
         self._headers = {
             "authorization": f"Bearer {token}",
             "accept": "application/json",
@@ -97,6 +101,13 @@ class HttpGateway:
         self._client: httpx.AsyncClient | None = None
         self._loop: anyio.lowlevel.EventLoopToken | None = None
         self._warned: set[str] = set()
+        if _in_the_clear(self.base):
+            log.warning(
+                "tools.connectors.url is %s: plain HTTP beyond this machine's loopback, so the "
+                "connector token crosses the network unencrypted with every request, and whoever "
+                "sees it can use your connected apps; use the gateway's https:// URL",
+                url,
+            )
 
     def __repr__(self) -> str:
         return f"HttpGateway({self.base!r})"  # never the token
@@ -125,7 +136,12 @@ class HttpGateway:
 
     async def search(self, use_cases: Sequence[str]) -> GatewaySearch:
         """``POST v1/connectors/search``, every use case in one request."""
-        body = await self._send(SEARCH, wire.search_body(use_cases))
+        route = SEARCH
+        if self.search_timeout is not None and self.search_timeout > route.timeout:
+            # tools.connectors.search_timeout bounds the whole search; the route must not cut
+            # it shorter.
+            route = replace(route, timeout=self.search_timeout)
+        body = await self._send(route, wire.search_body(use_cases))
         if isinstance(body, GatewayFailure):
             return GatewaySearch(failure=body)
         read = self._read(SEARCH, wire.read_search, body, len(use_cases))
@@ -274,6 +290,18 @@ class HttpGateway:
         return failure
 
 
+def _in_the_clear(url: str) -> bool:
+    """Whether ``url`` is plain HTTP to a host beyond this machine's loopback (a name counts as
+    beyond it: what it resolves to may change)."""
+    parts = urlsplit(url)
+    if parts.scheme != "http" or parts.hostname == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(parts.hostname or "").is_loopback
+    except ValueError:
+        return True
+
+
 def _add_page(items: dict[str, ConnectorState], page: Sequence[ConnectorState]) -> list[str]:
     """Add one page of the connector list to ``items`` (by connector); the connectors already
     listed are not added again (their first entry is kept) and are returned."""
@@ -313,4 +341,11 @@ def _verdict(url: str, response: httpx.Response, content: bytes) -> Any | Gatewa
         )
     if status >= 500:
         return GatewayFailure("unreachable", f"{url} answered HTTP {status} ({said})")
+    if 300 <= status < 400 and response.headers.get("location"):
+        return GatewayFailure(
+            "error",
+            f"{url} answered HTTP {status}, a redirect to {response.headers['location']}: a "
+            "gateway's redirects are not followed (the token would go with them); if the gateway "
+            "moved, set tools.connectors.url to its new address",
+        )
     return GatewayFailure("error", f"{url} refused the request: HTTP {status} ({said})")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pexpect
 import pytest
 from gateways import FIXTURE, GatewayProcess, OffProtocolServer
 
@@ -281,3 +282,86 @@ def test_connect_exits_1_when_the_gateway_fails(hermes_cli: HermesCli) -> None:
     assert "hermes: error: " in done.stderr
     assert "HTTP 500" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+HOSTILE = "bad\x1b]52;c;ZWNobyBwd25lZA==\x07\u202eX"
+HOSTILE_SHOWN = "bad\\x1b]52;c;ZWNobyBwd25lZA==\\x07\\u202eX"
+
+
+def test_status_on_a_terminal_shows_the_gateways_error_text_escaped(
+    hermes_cli: HermesCli, off_protocol: OffProtocolServer
+) -> None:
+    # The error line quotes the gateway's own message: an OSC 52 sequence in it would write
+    # the user's clipboard, a bidi override turn the line around.
+    off_protocol.answer("v1/connectors", 401, {"error": {"code": "NOPE", "message": HOSTILE}})
+    _configure(hermes_cli, off_protocol.url)
+    env = hermes_cli.variables(**{TOKEN_VARIABLE: TOKEN})
+    child = pexpect.spawn(
+        hermes_cli.command("connectors", "status")[0],
+        hermes_cli.command("connectors", "status")[1:],
+        env=env,
+        cwd=str(hermes_cli.work),
+        encoding="utf-8",
+        dimensions=(24, 500),
+    )
+    child.expect(pexpect.EOF, timeout=60)
+    child.close()
+    shown = str(child.before)
+
+    for hostile in ("\x1b]52", "\x07", "\u202e"):
+        assert hostile not in shown, shown
+    assert HOSTILE_SHOWN in shown
+    assert child.exitstatus == 1
+
+
+def test_status_and_connect_of_a_refused_token_say_how_to_sign_in_again(
+    hermes_cli: HermesCli,
+) -> None:
+    with GatewayProcess(hermes_cli, {**FIXTURE, "token": "another"}) as gateway:
+        _configure(hermes_cli, gateway.url)
+        login = hermes_cli.run("connectors", "login", "--token-stdin", input=TOKEN)
+        status = hermes_cli.run("connectors", "status", ok=False)
+        connect = hermes_cli.run("connectors", "connect", "gmail", "--no-wait", ok=False)
+        env = hermes_cli.variables(**{TOKEN_VARIABLE: TOKEN})
+        from_env = hermes_cli.run("connectors", "status", ok=False, env=env)
+
+    assert "Signed in" in login.stdout
+    (line,) = [line for line in from_env.stderr.splitlines() if "hermes: error:" in line]
+    assert line.endswith(
+        f"sign in again: {TOKEN_VARIABLE} holds the token refused: set it to another, "
+        "or unset it and run 'hermes connectors login'"
+    ), line
+    for done in (status, connect):
+        (line,) = [line for line in done.stderr.splitlines() if "hermes: error:" in line]
+        assert "refused the token" in line
+        assert line.endswith("sign in again: run 'hermes connectors login'"), line
+        assert done.returncode == 1
+        assert TOKEN not in done.stdout + done.stderr
+
+
+def test_connect_on_a_terminal_shows_the_gateways_link_escaped(
+    hermes_cli: HermesCli, off_protocol: OffProtocolServer
+) -> None:
+    # The link is the gateway's text: an OSC 52 sequence in it would write the user's clipboard.
+    link = f"https://gateway.example.com/{HOSTILE}"
+    answer = {"results": [{"connector": "gmail", "status": "initiated", "connectUrl": link}]}
+    off_protocol.answer("v1/connectors/connections", 200, answer)
+    _configure(hermes_cli, off_protocol.url)
+    env = hermes_cli.variables(**{TOKEN_VARIABLE: TOKEN})
+    command = hermes_cli.command("connectors", "connect", "gmail", "--no-wait")
+    child = pexpect.spawn(
+        command[0],
+        command[1:],
+        env=env,
+        cwd=str(hermes_cli.work),
+        encoding="utf-8",
+        dimensions=(24, 500),
+    )
+    child.expect(pexpect.EOF, timeout=60)
+    child.close()
+    shown = str(child.before)
+
+    for hostile in ("\x1b]52", "\x07", "\u202e"):
+        assert hostile not in shown, shown
+    assert f"Open this link to connect gmail: https://gateway.example.com/{HOSTILE_SHOWN}" in shown
+    assert child.exitstatus == 0

@@ -128,7 +128,10 @@ async def test_a_slow_gateway_degrades_to_local_results_within_the_timeout(
     assert elapsed < 15.0, "the search waited for the gateway"
     assert matches(answer) == ["local_send_email"]
     assert _unavailable(answer) == "unreachable"
-    assert "did not answer a search within 0.5 s" in answer["connectors"]["message"]
+    assert answer["connectors"]["message"] == (
+        "the connector gateway did not answer a search within 0.5 s "
+        "(tools.connectors.search_timeout)"
+    )
     assert "do not conclude that an app is missing" in answer["hint"]
 
 
@@ -217,6 +220,12 @@ async def test_a_refused_token_shows_signed_out(
     assert gateway.requests("search")[0]["status"] == 401
     assert _unavailable(answer) == "signed_out"
     assert matches(answer) == []
+    # Retrying later would not help: the model is told what the user must do.
+    assert answer["hint"] == (
+        "Hosted app connectors could not be searched: the connector gateway refused the "
+        "sign-in. Do not conclude that an app is missing: tell the user to sign in again "
+        "(run 'hermes connectors login')."
+    )
 
 
 async def test_a_gateway_that_does_not_serve_the_account_is_silent(

@@ -126,7 +126,9 @@ def test_the_environment_variable_overrides_auth_json(tmp_path: Path) -> None:
         ("[]", "must hold a JSON object"),
         ('{"connectors": {"token": 3}}', "connectors.token must be non-empty text"),
         ("{oops", "is not valid JSON"),
+        ('{"a": ' * 100_000 + "1" + "}" * 100_000, "is nested too deeply to read"),
     ],
+    ids=["a-list", "token-not-text", "not-json", "nested-too-deeply"],
 )
 def test_an_unreadable_auth_json_is_signed_out_with_the_reason(
     tmp_path: Path, text: str, problem: str

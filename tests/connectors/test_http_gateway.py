@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -333,3 +334,77 @@ async def test_an_answer_over_the_cap_is_a_failure_naming_it(
     assert answer.failure is not None
     assert answer.failure.kind == "error"
     assert "answered more than 16 MiB" in answer.failure.message
+
+
+# The token on the network -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "warned"),
+    [
+        ("http://gateway.example.com/", True),
+        ("http://10.1.2.3:8080/", True),
+        ("https://gateway.example.com/", False),
+        ("http://127.0.0.1:9/", False),
+        ("http://[::1]:9/", False),
+        ("http://localhost:9/", False),
+    ],
+)
+async def test_a_plain_http_gateway_beyond_loopback_warns_that_the_token_goes_in_the_clear(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, url: str, warned: bool
+) -> None:
+    caplog.set_level(logging.WARNING, logger="hermes_core.connectors")
+
+    async def work(gateway: ConnectorGateway) -> Any:
+        return gateway
+
+    await _with_gateway(tmp_path, url, work)
+
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    if warned:
+        (warning,) = warnings
+        assert warning == (
+            f"tools.connectors.url is {url}: plain HTTP beyond this machine's loopback, so the "
+            "connector token crosses the network unencrypted with every request, and whoever "
+            "sees it can use your connected apps; use the gateway's https:// URL"
+        )
+    else:
+        assert warnings == []
+    assert all(TOKEN not in r.getMessage() for r in caplog.records)
+
+
+async def test_a_redirect_is_not_followed_and_says_where_it_pointed(tmp_path: Path) -> None:
+    with OffProtocolServer() as elsewhere, OffProtocolServer() as moved:
+        elsewhere.answer("v1/connectors", 200, {"items": []})
+        target = elsewhere.url.replace("127.0.0.1", "localhost") + "v1/connectors"
+        moved.answer("v1/connectors", 301, b"", location=target)
+
+        async def work(gateway: ConnectorGateway) -> Any:
+            return await gateway.list_connectors()
+
+        answer = await _with_gateway(tmp_path, moved.url, work)
+
+    assert elsewhere.seen == []  # the token went nowhere else
+    assert answer.failure is not None
+    assert answer.failure.kind == "error"
+    assert answer.failure.message == (
+        f"{moved.url}v1/connectors answered HTTP 301, a redirect to {target}: a gateway's "
+        "redirects are not followed (the token would go with them); if the gateway moved, set "
+        "tools.connectors.url to its new address"
+    )
+
+
+async def test_a_search_waits_as_long_as_tools_connectors_search_timeout_allows(
+    tmp_path: Path, gateway: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The route's own 30 s stands at 0.2 s here, the user's search_timeout above it at 20 s:
+    # a gateway answering after one second is waited for, as the setting says.
+    gateway.fault("*", "delay", ms=1000)
+    async with connector_host(tmp_path, gateway.url, connectors={"search_timeout": 20}) as host:
+        client = host.connectors.gateway()
+        module = _client_module(client)
+        monkeypatch.setattr(module, "SEARCH", replace(module.SEARCH, timeout=0.2))
+        answer = await client.search(["send email"])
+
+    assert answer.failure is None, answer.failure
+    assert "GMAIL_SEND_EMAIL" in answer.results[0]
