@@ -35,6 +35,7 @@ from hermes_core._mcp.elicitation import NobodyAnswers, answering_forms
 from hermes_core._mcp.startup import McpStartup
 from hermes_core._paths import Environment
 from hermes_core._serve.http_access import BearerTokenGate, transport_security
+from hermes_core._serve.http_batches import HttpBatches
 from hermes_core._serve.http_get import NoGetStream
 from hermes_core._serve.server import HostServer, SessionScope
 from hermes_core._serve.token import TokenFile, read_or_create_token
@@ -345,7 +346,8 @@ def http_app(
     """The ASGI app of stateless streamable HTTP at :data:`MCP_PATH` for ``served`` bound to
     ``host``:``port``: the Host/Origin check for that bind (and ``allow_hosts``), behind the
     bearer token gate when ``token`` is given (see :mod:`hermes_core._serve.http_access`); a
-    GET is answered 405 (:mod:`hermes_core._serve.http_get`)."""
+    GET is answered 405 (:mod:`hermes_core._serve.http_get`), a POSTed batch is read
+    (:mod:`hermes_core._serve.http_batches`)."""
     security = transport_security(host, port, tuple(allow_hosts))
     app: Any = served.server.streamable_http_app(
         streamable_http_path=MCP_PATH,
@@ -356,6 +358,7 @@ def http_app(
         # a call (a 5 MB write_file) that runs over stdio.
         max_request_body_size=MAX_LINE_BYTES,
     )
+    app = HttpBatches(app, MCP_PATH, security, MAX_LINE_BYTES)
     app = NoGetStream(app, MCP_PATH, security)
     if token is not None:
         app = BearerTokenGate(app, token)
