@@ -60,7 +60,8 @@ SERVE_STARTUP = McpStartup(wait=False, hold_background=True)
 """How ``hermes serve`` starts MCP servers: none is waited for, and the background connects
 wait for the first client's tool list (see the module docstring)."""
 _GRACEFUL_SHUTDOWN = 5
-"""Seconds open HTTP requests get to finish once serve_http is told to stop."""
+"""Seconds open HTTP requests get to finish once serve_http is told to stop (its calls in
+flight are stopped and answered first: :meth:`HostServer.stop_calls`)."""
 
 
 async def _cancel_on_signal(scope: anyio.CancelScope, received: list[int]) -> None:
@@ -317,6 +318,9 @@ async def _serve_http_on(
             url = http_url(host, bound_port)
 
             def stop_serving() -> None:
+                # Calls in flight are stopped and answered: uvicorn's graceful shutdown would
+                # wait for them (_GRACEFUL_SHUTDOWN), then drop their connections unanswered.
+                served.stop_calls()
                 served.end_listen_streams()
                 server.should_exit = True
 

@@ -190,8 +190,8 @@ def test_sigterm_over_http_stops_a_call_in_flight_answers_its_client_and_ends_th
 ) -> None:
     # Over stdio SIGTERM stops a call at once; over HTTP uvicorn's graceful shutdown let the
     # call run on (about 5 s), then dropped its connection without an answer.
-    marker = f"in-flight-at-sigterm-{served.root.name}"
-    grandchild = f"spawned-by-a-server-{served.root.name}"
+    marker = str(served.root / "in-flight-at-sigterm")
+    grandchild = str(served.root / "spawned-by-a-server")
     served.write_config(
         approvals={"non_interactive": "allow"},
         mcp_servers={"spawn": spawner_server(grandchild)},
