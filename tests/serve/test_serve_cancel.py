@@ -230,3 +230,33 @@ def test_sigterm_over_http_stops_a_call_in_flight_answers_its_client_and_ends_th
     assert "hermes serve is shutting down" in json.dumps(answered[0]), answered
     assert processes_mentioning(marker) == []
     assert processes_mentioning(grandchild) == []
+
+
+def test_sigterm_over_http_answers_a_2026_clients_call_in_flight(served: ServeHome) -> None:
+    # A 2026-07-28 client's call runs where calls wait for an approval (parked), stopped too.
+    marker = str(served.root / "in-flight-at-sigterm")
+    served.write_config(approvals={"non_interactive": "allow"})
+    with http_serve(served) as server:
+
+        async def call_then_sigterm() -> mcp_types.CallToolResult:
+            async with server.client(mode="auto") as client, anyio.create_task_group() as group:
+                results: list[mcp_types.CallToolResult] = []
+
+                async def call() -> None:
+                    command = slow_command(marker)
+                    results.append(await client.call_tool("terminal", {"command": command}))
+
+                group.start_soon(call)
+                await until(lambda: processes_mentioning(marker), APPEAR_LIMIT, "no command")
+                server.process.send_signal(signal.SIGTERM)
+            return results[0]
+
+        result = anyio.run(call_then_sigterm)
+        try:  # one SIGTERM only: a guard against a hang, not a performance check
+            status = server.process.wait(timeout=END_LIMIT)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"hermes serve did not exit within {END_LIMIT} s of SIGTERM")
+    assert status == 0
+    assert result.is_error is True
+    assert "hermes serve is shutting down" in text_of(result)
+    assert processes_mentioning(marker) == []
