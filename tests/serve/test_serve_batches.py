@@ -9,11 +9,13 @@ come first and alone) and a batch of a later revision get one invalid request (`
 from __future__ import annotations
 
 import json
+import sys
+import time
 from typing import Any
 
 import httpx
 import pytest
-from serving import HttpServe, RawStdio, ServeHome, http_serve, raw_stdio
+from serving import HttpServe, RawStdio, ServeHome, http_serve, processes_mentioning, raw_stdio
 
 pytestmark = pytest.mark.subprocess
 
@@ -138,3 +140,34 @@ def test_http_answers_a_2025_03_26_batch_with_one_array_and_refuses_later_ones(
         no_token = httpx.post(server.url, content=b"[]", timeout=60)
         assert no_token.status_code == 401
         assert server.stop() == 0
+
+
+def test_a_request_of_a_batch_the_client_cancels_leaves_the_others_answered(
+    served: ServeHome,
+) -> None:
+    marker = str(served.root / "batched-command")
+    served.write_config(approvals={"non_interactive": "allow"})
+    command = f'{sys.executable} -c "import time; time.sleep(300)" {marker}; echo finished'
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "terminal", "arguments": {"command": command}},
+    }
+    with raw_stdio(served) as wire:
+        wire.initialize("2025-03-26")
+        _send(wire, [call, _ping(2)])
+        give_up = time.monotonic() + 60  # a guard against a hang, not a performance check
+        while not processes_mentioning(marker):
+            assert time.monotonic() < give_up, "the batch's command did not start"
+            time.sleep(0.1)
+        cancel = {"requestId": 1, "reason": "the user stopped it"}
+        wire.send(
+            json.dumps(
+                {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}
+            ).encode()
+        )
+        assert wire.receive_line() == [{"jsonrpc": "2.0", "id": 2, "result": {}}]
+        wire.request(3, "ping")
+        assert wire.receive_line() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+        assert wire.close() == 0
