@@ -25,8 +25,9 @@ def batch_refusal(batch: list[Any], version: str | None) -> str | None:
     refused whole, as the details of its invalid request; ``None`` when its elements are read."""
     if version is None:
         return (
-            "a batch before initialize: initialize comes first, alone (MCP 2025-03-26); "
-            "send initialize, then batches"
+            "a batch before initialize, which comes first and alone (MCP 2025-03-26; "
+            "2025-06-18 and later have no batches): send initialize, then batches, or each "
+            "message on its own"
         )
     if version not in BATCH_VERSIONS:
         return (
