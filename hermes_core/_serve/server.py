@@ -125,6 +125,8 @@ class HostServer:
         self._session_started: anyio.Event | None = None
         self._legacy_peer: ServerSession | None = None
         self._listed = anyio.Event()
+        self._in_flight: set[anyio.CancelScope] = set()
+        self._stopping = False
         self._bus = InMemorySubscriptionBus()
         self._listeners = ListenHandler(self._bus)
         approvals = host.config.approvals
@@ -238,7 +240,9 @@ class HostServer:
                 prompt = ElicitationPrompt(elicit, offer_session=offer_session)
                 try:
                     with asking_through(prompt), answering_forms(ClientForms(elicit)):
-                        answered = await self.host.dispatch(params.name, arguments, session)
+                        answered = await self._stoppable(
+                            params.name, lambda: self.host.dispatch(params.name, arguments, session)
+                        )
                 finally:  # the call's own end, not its first round's answer
                     await self._request_done(session)
                 return mcp_call_result(answered)
@@ -261,18 +265,46 @@ class HostServer:
             elicit = request_elicit(ctx)
             prompt = ElicitationPrompt(elicit, offer_session=offer_session)
             forms = ClientForms(elicit)
-        try:
+
+        async def run() -> ToolResult:
             with asking_through(prompt), answering_forms(forms):
                 token = progress_token_from_params(ctx.params)
                 if token is None:
-                    result = await self.host.dispatch(params.name, arguments, session)
-                else:
-                    async with progress_sender(_progress_notifier(ctx, token)) as listener:
-                        with listening_to_progress(listener):
-                            result = await self.host.dispatch(params.name, arguments, session)
+                    return await self.host.dispatch(params.name, arguments, session)
+                async with progress_sender(_progress_notifier(ctx, token)) as listener:
+                    with listening_to_progress(listener):
+                        return await self.host.dispatch(params.name, arguments, session)
+
+        try:
+            result = await self._stoppable(params.name, run)
         finally:
             await self._request_done(session)
         return mcp_call_result(result)
+
+    async def _stoppable(self, name: str, run: Callable[[], Awaitable[ToolResult]]) -> ToolResult:
+        """``run()``'s result, or an ``INTERRUPTED`` error once :meth:`stop_calls` stopped it."""
+        with anyio.CancelScope() as scope:
+            self._in_flight.add(scope)
+            if self._stopping:
+                scope.cancel()
+            try:
+                return await run()
+            finally:
+                self._in_flight.discard(scope)
+        return ToolResult.error(
+            "INTERRUPTED",
+            f"{name} was stopped: hermes serve is shutting down (SIGTERM or SIGINT). Call it "
+            "again once the server is back.",
+        )
+
+    def stop_calls(self) -> None:
+        """Stop every call running now, and any that starts from now on: each is answered
+        ``INTERRUPTED`` (a ``terminal`` command's processes ended, an upstream server's call
+        cancelled). Over HTTP the server is stopping: its open requests end at once instead of
+        holding the shutdown until they finish."""
+        self._stopping = True
+        for scope in list(self._in_flight):
+            scope.cancel()
 
     async def _resume_call(self, params: mcp_types.CallToolRequestParams) -> RoundResult:
         """A 2026-07-28 client's retry of a call that asked: hand over its answers."""

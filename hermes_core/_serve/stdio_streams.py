@@ -28,6 +28,7 @@ comes. :func:`stdio_streams` is its replacement, over the same kind of streams
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import AsyncIterator
 from typing import Any, Final
@@ -54,6 +55,7 @@ from hermes_core._jsonrpc_lines import (
     read_message,
 )
 from hermes_core._mcp.failures import validation_problem
+from hermes_core._serve.batches import batch_refusal, element_refusal
 
 __all__ = ["stdio_streams"]
 
@@ -82,9 +84,10 @@ async def stdio_streams() -> AsyncIterator[
     to_client, from_session = create_context_streams[SessionMessage](0)
     reading = anyio.CancelScope()
     owed = _Owed()
+    batches = _Batches()
     async with anyio.create_task_group() as group:
-        group.start_soon(_read, protocol_in, to_session, to_client.clone(), reading, owed)
-        group.start_soon(_write, protocol_out, from_session, owed)
+        group.start_soon(_read, protocol_in, to_session, to_client.clone(), reading, owed, batches)
+        group.start_soon(_write, protocol_out, from_session, owed, batches)
         last_answers = to_client.clone()
         try:
             yield from_client, to_client
@@ -102,18 +105,160 @@ async def _read(
     answers: ContextSendStream[SessionMessage],
     scope: anyio.CancelScope,
     owed: _Owed,
+    batches: _Batches,
 ) -> None:
     stdin = _Input(fd)
     with scope, contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
         async with to_session, answers:
             while found := await anyio.to_thread.run_sync(stdin.next_lines, abandon_on_cancel=True):
                 for line in found:
+                    batch = _batch(line)
+                    if batch is not None:
+                        await _read_batch(batch, to_session, answers, owed, batches)
+                        continue
                     message = _message(line)
                     if message is None:
                         continue
                     if message[0]:
                         owed.read(message[1].message)
+                        flush = batches.read(message[1].message)
+                        if flush is not None:
+                            await answers.send(flush)
                     await (to_session if message[0] else answers).send(message[1])
+
+
+def _batch(line: bytes | LineRefused) -> list[Any] | None:
+    """The elements of ``line`` when it is a JSON array, else ``None``."""
+    if isinstance(line, LineRefused) or not line.lstrip().startswith(b"["):
+        return None
+    try:
+        found = json.loads(line.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError):
+        return None
+    return found if isinstance(found, list) else None
+
+
+async def _read_batch(
+    batch: list[Any],
+    to_session: ContextSendStream[SessionMessage | Exception],
+    answers: ContextSendStream[SessionMessage],
+    owed: _Owed,
+    batches: _Batches,
+) -> None:
+    """Hand a batch's messages to the session, its refused elements (or the batch whole) to
+    the answers; the answers to its requests go out as one array (:class:`_Batches`)."""
+    refused = batch_refusal(batch, batches.version)
+    if refused is not None:
+        await answers.send(_answer(LineRefused(INVALID_REQUEST, refused), None))
+        return
+    held = _Batch()
+    to_send: list[SessionMessage] = []
+    for element in batch:
+        refusal = element_refusal(element)
+        ident = element.get("id") if isinstance(element, dict) else None
+        if refusal is not None:
+            ident = ident if isinstance(ident, int | str) and not isinstance(ident, bool) else None
+            held.answers.append(_answer(LineRefused(INVALID_REQUEST, refusal), ident).message)
+            continue
+        message = _message(json.dumps(element).encode())
+        if message is None:
+            continue
+        if not message[0]:
+            held.answers.append(message[1].message)
+            continue
+        if isinstance(message[1].message, mcp_types.JSONRPCRequest):
+            held.pending.add(coerce_request_id(message[1].message.id))
+        to_send.append(message[1])
+    batches.hold(held)
+    for session_message in to_send:
+        owed.read(session_message.message)
+        flush = batches.read(session_message.message)
+        if flush is not None:
+            await answers.send(flush)
+        await to_session.send(session_message)
+    await answers.send(batches.seal(held))
+
+
+class _Batch:
+    """A batch read: the ids of its requests not yet answered, and the answers so far."""
+
+    def __init__(self) -> None:
+        self.pending: set[int | str] = set()
+        self.answers: list[mcp_types.JSONRPCMessage] = []
+        self.sealed = False
+
+
+class _Batches:
+    """The batches whose answers are held until each of their requests has one (then they go
+    out as one array), and the protocol version ``initialize`` agreed (``None`` before)."""
+
+    def __init__(self) -> None:
+        self.version: str | None = None
+        self._initialize: int | str | None = None
+        self._held: dict[int | str, _Batch] = {}
+        self._flushes: dict[int, _Batch] = {}
+
+    def hold(self, batch: _Batch) -> None:
+        """Hold the answers to ``batch``'s requests (before they are sent to the session)."""
+        for ident in batch.pending:
+            self._held[ident] = batch
+
+    def seal(self, batch: _Batch) -> SessionMessage:
+        """All of ``batch`` was sent: the message that writes its answers out once complete
+        (for :meth:`route`; nothing is written for it)."""
+        batch.sealed = True
+        return self._flush_of(batch)
+
+    def read(self, message: mcp_types.JSONRPCMessage) -> SessionMessage | None:
+        """Note a message from the client: ``initialize``'s id, or the cancelling of a held
+        request, which is answered by nothing (the message to flush its batch then)."""
+        if isinstance(message, mcp_types.JSONRPCRequest) and message.method == "initialize":
+            self._initialize = coerce_request_id(message.id)
+        elif (
+            isinstance(message, mcp_types.JSONRPCNotification)
+            and message.method == "notifications/cancelled"
+        ):
+            cancelled = cancelled_request_id_from_params(message.params)
+            batch = (
+                None if cancelled is None else self._held.pop(coerce_request_id(cancelled), None)
+            )
+            if batch is not None and cancelled is not None:
+                batch.pending.discard(coerce_request_id(cancelled))
+                return self._flush_of(batch)
+        return None
+
+    def _flush_of(self, batch: _Batch) -> SessionMessage:
+        flush = mcp_types.JSONRPCNotification(jsonrpc="2.0", method="hermes/batch")
+        self._flushes[id(flush)] = batch
+        return SessionMessage(flush)
+
+    def route(self, message: mcp_types.JSONRPCMessage) -> list[mcp_types.JSONRPCMessage] | None:
+        """What to write for ``message`` going to the client: ``None``: itself; a list: a
+        batch's answers as one array when it is complete (nothing while it is not)."""
+        batch = self._flushes.pop(id(message), None)
+        if batch is None and isinstance(
+            message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError
+        ):
+            ident = None if message.id is None else coerce_request_id(message.id)
+            if ident is not None and ident == self._initialize:
+                self._agreed(message)
+            batch = None if ident is None else self._held.pop(ident, None)
+            if batch is None:
+                return None
+            batch.pending.discard(ident)
+            batch.answers.append(message)
+        if batch is None:
+            return None
+        if not batch.sealed or batch.pending or not batch.answers:
+            return []
+        answers, batch.answers = batch.answers, []
+        return answers
+
+    def _agreed(self, message: mcp_types.JSONRPCResponse | mcp_types.JSONRPCError) -> None:
+        result = message.result if isinstance(message, mcp_types.JSONRPCResponse) else None
+        version = result.get("protocolVersion") if isinstance(result, dict) else None
+        if isinstance(version, str):
+            self.version = version
 
 
 class _Owed:
@@ -239,18 +384,28 @@ def _answer(refused: LineRefused, ident: int | str | None) -> SessionMessage:
     return SessionMessage(mcp_types.JSONRPCError.model_validate(refused.answer(ident)))
 
 
-async def _write(fd: int, from_session: ContextReceiveStream[SessionMessage], owed: _Owed) -> None:
+async def _write(
+    fd: int, from_session: ContextReceiveStream[SessionMessage], owed: _Owed, batches: _Batches
+) -> None:
     gone = False
     async with from_session:
         async for item in from_session:
             owed.sent(item.message)
-            if gone:
-                continue  # the client closed its end: what is left is dropped
-            text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+            routed = batches.route(item.message)
+            if gone or routed == []:
+                continue  # the client closed its end (what is left is dropped), or held
+            if routed is None:
+                text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+            else:
+                text = "[" + ",".join(_dumped(answer) for answer in routed) + "]"
             try:
                 await anyio.to_thread.run_sync(_write_all, fd, (text + "\n").encode("utf-8"))
             except OSError:
                 gone = True
+
+
+def _dumped(message: mcp_types.JSONRPCMessage) -> str:
+    return message.model_dump_json(by_alias=True, exclude_unset=True)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -35,6 +35,7 @@ from hermes_core._mcp.elicitation import NobodyAnswers, answering_forms
 from hermes_core._mcp.startup import McpStartup
 from hermes_core._paths import Environment
 from hermes_core._serve.http_access import BearerTokenGate, transport_security
+from hermes_core._serve.http_batches import HttpBatches
 from hermes_core._serve.http_get import NoGetStream
 from hermes_core._serve.server import HostServer, SessionScope
 from hermes_core._serve.token import TokenFile, read_or_create_token
@@ -59,7 +60,8 @@ SERVE_STARTUP = McpStartup(wait=False, hold_background=True)
 """How ``hermes serve`` starts MCP servers: none is waited for, and the background connects
 wait for the first client's tool list (see the module docstring)."""
 _GRACEFUL_SHUTDOWN = 5
-"""Seconds open HTTP requests get to finish once serve_http is told to stop."""
+"""Seconds open HTTP requests get to finish once serve_http is told to stop (its calls in
+flight are stopped and answered first: :meth:`HostServer.stop_calls`)."""
 
 
 async def _cancel_on_signal(scope: anyio.CancelScope, received: list[int]) -> None:
@@ -316,6 +318,9 @@ async def _serve_http_on(
             url = http_url(host, bound_port)
 
             def stop_serving() -> None:
+                # Calls in flight are stopped and answered: uvicorn's graceful shutdown would
+                # wait for them (_GRACEFUL_SHUTDOWN), then drop their connections unanswered.
+                served.stop_calls()
                 served.end_listen_streams()
                 server.should_exit = True
 
@@ -345,7 +350,8 @@ def http_app(
     """The ASGI app of stateless streamable HTTP at :data:`MCP_PATH` for ``served`` bound to
     ``host``:``port``: the Host/Origin check for that bind (and ``allow_hosts``), behind the
     bearer token gate when ``token`` is given (see :mod:`hermes_core._serve.http_access`); a
-    GET is answered 405 (:mod:`hermes_core._serve.http_get`)."""
+    GET is answered 405 (:mod:`hermes_core._serve.http_get`), a POSTed batch is read
+    (:mod:`hermes_core._serve.http_batches`)."""
     security = transport_security(host, port, tuple(allow_hosts))
     app: Any = served.server.streamable_http_app(
         streamable_http_path=MCP_PATH,
@@ -356,6 +362,7 @@ def http_app(
         # a call (a 5 MB write_file) that runs over stdio.
         max_request_body_size=MAX_LINE_BYTES,
     )
+    app = HttpBatches(app, MCP_PATH, security, MAX_LINE_BYTES)
     app = NoGetStream(app, MCP_PATH, security)
     if token is not None:
         app = BearerTokenGate(app, token)

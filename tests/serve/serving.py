@@ -342,10 +342,11 @@ class RawStdio:
         message = {"jsonrpc": "2.0", "id": ident, "method": method, "params": params or {}}
         self.send(json.dumps(message).encode())
 
-    def initialize(self) -> dict[str, Any]:
-        """``initialize`` (2025-11-25) and ``notifications/initialized``: the answer."""
+    def initialize(self, version: str = "2025-11-25") -> dict[str, Any]:
+        """``initialize`` (asking for protocol ``version``) and ``notifications/initialized``:
+        the answer."""
         client = {"name": "raw-test", "version": "1"}
-        params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client}
+        params = {"protocolVersion": version, "capabilities": {}, "clientInfo": client}
         self.request(0, "initialize", params)
         answer = self.receive()
         self.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
@@ -353,6 +354,11 @@ class RawStdio:
 
     def receive(self) -> dict[str, Any]:
         """The next message on its stdout."""
+        answer: dict[str, Any] = self.receive_line()
+        return answer
+
+    def receive_line(self) -> Any:
+        """The next line on its stdout, as JSON (an array for the answer to a batch)."""
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
         give_up = time.monotonic() + RAW_WAIT_LIMIT
@@ -365,8 +371,7 @@ class RawStdio:
                 assert chunk, "hermes serve closed its stdout"
                 self.pending += chunk
         line, _, self.pending = self.pending.partition(b"\n")
-        answer: dict[str, Any] = json.loads(line)
-        return answer
+        return json.loads(line)
 
     def close(self) -> int:
         """End the input, as a client leaving: the exit status (killed if it outlives

@@ -6,7 +6,10 @@ command. Serving goes on after each."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
+import subprocess
 import sys
 import time
 from typing import Any
@@ -22,6 +25,7 @@ from serving import (
     http_serve,
     processes_mentioning,
     served_tools_once_listed,
+    spawner_server,
 )
 
 pytestmark = pytest.mark.subprocess
@@ -168,3 +172,91 @@ def test_over_http_a_closed_call_stream_or_a_dropped_connection_ends_the_command
             )
             time.sleep(0.1)
         assert server.stop() == 0
+
+
+def _sse_messages(answer: httpx.Response) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of a streamed answer, read until the server ends it (or drops the
+    connection)."""
+    found: list[dict[str, Any]] = []
+    with contextlib.suppress(httpx.RemoteProtocolError):
+        for line in answer.iter_lines():
+            if line.startswith("data:") and line[5:].strip():
+                found.append(json.loads(line[5:]))
+    return found
+
+
+def test_sigterm_over_http_stops_a_call_in_flight_answers_its_client_and_ends_the_children(
+    served: ServeHome,
+) -> None:
+    # Over stdio SIGTERM stops a call at once; over HTTP uvicorn's graceful shutdown let the
+    # call run on (about 5 s), then dropped its connection without an answer.
+    marker = str(served.root / "in-flight-at-sigterm")
+    grandchild = str(served.root / "spawned-by-a-server")
+    served.write_config(
+        approvals={"non_interactive": "allow"},
+        mcp_servers={"spawn": spawner_server(grandchild)},
+    )
+    with http_serve(served) as server:
+        headers = {
+            **server.headers,
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2025-11-25",
+        }
+        call = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "terminal", "arguments": {"command": slow_command(marker)}},
+        }
+        with (
+            httpx.Client(timeout=httpx.Timeout(END_LIMIT)) as http,
+            http.stream("POST", server.url, headers=headers, json=call) as answer,
+        ):
+            assert answer.status_code == 200
+            give_up = time.monotonic() + APPEAR_LIMIT
+            while not processes_mentioning(marker) or len(processes_mentioning(grandchild)) < 2:
+                assert time.monotonic() < give_up, "the call's command or the server did not start"
+                time.sleep(0.1)
+            server.process.send_signal(signal.SIGTERM)
+            messages = _sse_messages(answer)
+        try:  # one SIGTERM only: a guard against a hang, not a performance check
+            status = server.process.wait(timeout=END_LIMIT)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"hermes serve did not exit within {END_LIMIT} s of SIGTERM")
+    assert status == 0
+    answered = [message for message in messages if message.get("id") == 1]
+    assert len(answered) == 1, f"the call got no answer: {messages}"
+    assert answered[0]["result"]["isError"] is True, answered
+    assert "hermes serve is shutting down" in json.dumps(answered[0]), answered
+    assert processes_mentioning(marker) == []
+    assert processes_mentioning(grandchild) == []
+
+
+def test_sigterm_over_http_answers_a_2026_clients_call_in_flight(served: ServeHome) -> None:
+    # A 2026-07-28 client's call runs where calls wait for an approval (parked), stopped too.
+    marker = str(served.root / "in-flight-at-sigterm")
+    served.write_config(approvals={"non_interactive": "allow"})
+    with http_serve(served) as server:
+
+        async def call_then_sigterm() -> mcp_types.CallToolResult:
+            async with server.client(mode="auto") as client, anyio.create_task_group() as group:
+                results: list[mcp_types.CallToolResult] = []
+
+                async def call() -> None:
+                    command = slow_command(marker)
+                    results.append(await client.call_tool("terminal", {"command": command}))
+
+                group.start_soon(call)
+                await until(lambda: processes_mentioning(marker), APPEAR_LIMIT, "no command")
+                server.process.send_signal(signal.SIGTERM)
+            return results[0]
+
+        result = anyio.run(call_then_sigterm)
+        try:  # one SIGTERM only: a guard against a hang, not a performance check
+            status = server.process.wait(timeout=END_LIMIT)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"hermes serve did not exit within {END_LIMIT} s of SIGTERM")
+    assert status == 0
+    assert result.is_error is True
+    assert "hermes serve is shutting down" in text_of(result)
+    assert processes_mentioning(marker) == []
