@@ -297,3 +297,52 @@ def test_an_image_server_url_with_a_password_is_named_without_it(
     assert result.is_error
     assert "openai images at http://user:[redacted]@127.0.0.1:" in result.text_content
     assert "s3cret" not in result.text_content
+
+
+def test_a_path_that_exists_is_refused_before_anything_is_drawn(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # The project's own files are never replaced by an image: each name the images would take
+    # (fox-2.png of count 2 too) is checked before the provider is asked.
+    (tmp_path / "README.md").write_text("precious", encoding="utf-8")
+    (tmp_path / "fox-2.png").write_bytes(b"mine")
+    with FakeModelServer() as server:
+        host = media_host(hermes_env, media=openai_media(server.openai_base_url))
+        try:
+            readme = call(host, tmp_path, "image_generate", {"prompt": "x", "path": "README.md"})
+            fox = call(
+                host, tmp_path, "image_generate", {"prompt": "x", "path": "fox.png", "count": 2}
+            )
+        finally:
+            host.close()
+        requests = server.requests
+    assert readme.error_code == "INVALID_ARGUMENTS", readme.text_content
+    assert readme.text_content == (
+        "image_generate: README.md already exists; give the name of a new file (the media "
+        "tools never replace one)"
+    )
+    assert fox.error_code == "INVALID_ARGUMENTS", fox.text_content
+    assert "fox-2.png already exists" in fox.text_content
+    assert not requests
+    assert (tmp_path / "README.md").read_text(encoding="utf-8") == "precious"
+    assert (tmp_path / "fox-2.png").read_bytes() == b"mine"
+    assert not (tmp_path / "fox-1.png").exists()
+
+
+def test_numbered_names_number_the_file_not_a_dotted_directory(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    (tmp_path / "v1.d").mkdir()
+    with FakeModelServer() as server:
+        host = media_host(hermes_env, media=openai_media(server.openai_base_url))
+        try:
+            result = call(
+                host, tmp_path, "image_generate", {"prompt": "x", "path": "v1.d/fox", "count": 2}
+            )
+        finally:
+            host.close()
+    assert not result.is_error, result.text_content
+    assert result.structured["paths"] == [
+        str((tmp_path / "v1.d" / "fox-1").resolve()),
+        str((tmp_path / "v1.d" / "fox-2").resolve()),
+    ]

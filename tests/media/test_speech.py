@@ -212,3 +212,32 @@ def test_speech_to_text_returns_what_the_command_transcribed(
         assert outside.is_error
         assert "outside the working directory" in outside.text_content
     assert os.path.exists(tmp_path / "memo.wav")
+
+
+def test_a_path_that_exists_is_refused_and_the_file_is_kept(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # A model that names a file of the project (by mistake, or told to by what it read): the
+    # command is not run, and a command that then fails cannot take the file with it.
+    readme = tmp_path / "README.md"
+    readme.write_text("precious", encoding="utf-8")
+    ran = tmp_path / "ran"
+    for command in (f"sh -c 'touch {ran}; exit 3' {{output}}", f"touch {ran} {{output}}"):
+        result = speak_to(hermes_env, tmp_path, "hello", command, "README.md", tts_format="txt")
+        assert result.error_code == "INVALID_ARGUMENTS", result.text_content
+        assert result.text_content == (
+            "text_to_speech: README.md already exists; give the name of a new file (the media "
+            "tools never replace one)"
+        )
+    assert readme.read_text(encoding="utf-8") == "precious"
+    assert not ran.exists()
+
+
+def speak_to(
+    env: Environment, cwd: Path, text: str, command: str, path: str, **more: object
+) -> ToolResult:
+    host = media_host(env, media={"tts_command": command, **more})
+    try:
+        return call(host, cwd, "text_to_speech", {"text": text, "path": path})
+    finally:
+        host.close()
