@@ -4,6 +4,7 @@ working directory; what a tool makes goes there (``path``) or under
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from pathlib import Path
@@ -35,7 +36,8 @@ def output_path(
     session: Session, env: Environment, kind: str, suffix: str, raw: str | None
 ) -> Path:
     """Where a tool writes what it made: ``raw`` inside the session's directory when given
-    (its parent must exist), else a new name under ``media/<kind>/`` of the home's
+    (its parent must exist, and the file must not: a tool that makes media never replaces a
+    file), else a new name under ``media/<kind>/`` of the home's
     :attr:`~hermes_core.Environment.data_home` (private)."""
     if raw:
         target = inside_session(session, raw)
@@ -43,6 +45,11 @@ def output_path(
             raise MediaRefused(f"{raw}: the directory {target.parent} does not exist")
         if target.is_dir():
             raise MediaRefused(f"{raw} is a directory; give a file name")
+        if os.path.lexists(target):
+            raise MediaRefused(
+                f"{raw} already exists; give the name of a new file (the media tools never "
+                "replace one)"
+            )
         return target
     from hermes_core._plugin_support import private_dir
 
