@@ -241,3 +241,26 @@ def speak_to(
         return call(host, cwd, "text_to_speech", {"text": text, "path": path})
     finally:
         host.close()
+
+
+@pytest.mark.parametrize("where", ["stdout", "output"])
+def test_a_transcriber_that_writes_without_end_is_stopped_at_a_cap(
+    where: str, hermes_env: Environment, tmp_path: Path
+) -> None:
+    # 30 MB of output for a transcript of at most 100,000 characters: it is never held whole.
+    (tmp_path / "memo.wav").write_bytes(b"RIFF" + b"\0" * 96)
+    writes = "head -c 30000000 /dev/zero" + (' > "$1"' if where == "output" else "")
+    command = f"sh -c '{writes}' sh {{output}} {{input}}"
+    if where == "stdout":
+        command = f"sh -c '{writes}' sh {{input}}"
+    host = media_host(hermes_env, media={"stt_command": command})
+    try:
+        result = call(host, tmp_path, "speech_to_text", {"audio": "memo.wav"})
+    finally:
+        host.close()
+    assert result.error_code == "TOOL_ERROR", result.text_content[:200]
+    named = "its standard output" if where == "stdout" else "its transcript file"
+    assert result.text_content == (
+        f"speech_to_text: sh wrote more than 400,000 bytes to {named} (a transcript is kept "
+        "up to 100,000 characters); it was stopped"
+    )
