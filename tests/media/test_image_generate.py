@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -346,3 +347,93 @@ def test_numbered_names_number_the_file_not_a_dotted_directory(
         str((tmp_path / "v1.d" / "fox-1").resolve()),
         str((tmp_path / "v1.d" / "fox-2").resolve()),
     ]
+
+
+class SlowOrOddImages(BaseHTTPRequestHandler):
+    """A fake of a remote images API: ``mode`` says how it goes wrong (a status and JSON body
+    with headers, silence, or an answer dripped a byte every 0.3 s for 6 s)."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        mode = self.server.mode  # type: ignore[attr-defined]
+        try:
+            if mode == "silent":
+                time.sleep(4)
+                return
+            if mode == "drip":
+                self.send_response(200)
+                self.send_header("content-length", "100")
+                self.end_headers()
+                for _ in range(20):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.3)
+                return
+            status, body, headers = mode
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            for name, value in {**headers, "content-length": str(len(data))}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+
+@pytest.mark.parametrize(
+    ("mode", "key", "said"),
+    [
+        (
+            (401, {"error": {"message": "You didn't provide an API key."}}, {}),
+            None,
+            "HTTP 401: You didn't provide an API key. (TEST_IMAGES_KEY is not set: set it in "
+            "the environment or $HERMES_HOME/.env; plugins.entries.media.image_api_key_env "
+            "names the variable)",
+        ),
+        (
+            (401, {"error": {"message": "Incorrect API key provided."}}, {}),
+            KEY,
+            "HTTP 401: Incorrect API key provided. (check the key in TEST_IMAGES_KEY, the "
+            "variable plugins.entries.media.image_api_key_env names)",
+        ),
+        (
+            (429, {"error": {"message": "Rate limit reached"}}, {"retry-after": "20"}),
+            KEY,
+            "HTTP 429: Rate limit reached (the server asks to wait 20 s before trying again)",
+        ),
+        ((200, {"data": [{}]}, {}), KEY, "an image has no b64_json data: not an images API answer"),
+        ((200, {"data": [5]}, {}), KEY, "an image has no b64_json data: not an images API answer"),
+        (
+            "silent",
+            KEY,
+            "no answer within 1 s (plugins.entries.media.image_timeout); try again, or raise it",
+        ),
+        (
+            "drip",
+            KEY,
+            "no answer within 1 s (plugins.entries.media.image_timeout); try again, or raise it",
+        ),
+    ],
+    ids=["401-unset", "401-wrong", "429", "no-data", "not-a-dict", "silent", "drip"],
+)
+def test_a_refusing_slow_or_odd_server_is_named_in_one_line_saying_what_to_do(
+    mode: Any, key: str | None, said: str, hermes_env: Environment, tmp_path: Path
+) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), SlowOrOddImages)
+    server.mode = mode  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    variables = {"TEST_IMAGES_KEY": key} if key else {}
+    host = media_host(hermes_env, media=openai_media(url, image_timeout=1), variables=variables)
+    try:
+        result = call(host, tmp_path, "image_generate", {"prompt": "a cat"})
+    finally:
+        host.close()
+        server.shutdown()
+        server.server_close()
+    assert result.error_code == "TOOL_ERROR", result.text_content
+    assert result.text_content == f"image_generate: openai images at {url}: {said}"
