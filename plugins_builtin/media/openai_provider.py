@@ -12,7 +12,12 @@ from typing import Any
 import anyio
 import httpx
 
-from hermes_core._plugin_support import read_capped, shown_url, tls_context
+from hermes_core._plugin_support import (
+    read_capped,
+    retry_after_seconds,
+    shown_url,
+    tls_context,
+)
 from hermes_core.plugin import GeneratedImage, ImageError, ImageRequest
 
 from .media_files import image_type
@@ -99,10 +104,9 @@ class OpenAIImages:
                 f" ({variable} is not set: set it in the environment or $HERMES_HOME/.env; "
                 f"{named} the variable)"
             )
-        wait = answer.headers.get("retry-after", "").strip()[:40]
-        if answer.status_code == 429 and wait:
-            wait = f"{wait} s" if wait.isdigit() else f"until {wait}"
-            return f" (the server asks to wait {wait} before trying again)"
+        wait = retry_after_seconds(answer.headers.get("retry-after"))
+        if answer.status_code == 429 and wait is not None:
+            return f" (the server asks to wait {wait:.0f} s before trying again)"
         return ""
 
     def _image(self, item: Any) -> GeneratedImage:
