@@ -437,3 +437,30 @@ def test_a_refusing_slow_or_odd_server_is_named_in_one_line_saying_what_to_do(
         server.server_close()
     assert result.error_code == "TOOL_ERROR", result.text_content
     assert result.text_content == f"image_generate: openai images at {url}: {said}"
+
+
+def test_a_name_too_long_or_the_working_directory_itself_is_refused_in_one_short_line(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    long = "a" * 300 + ".png"
+    with FakeModelServer() as server:
+        host = media_host(
+            hermes_env, media=openai_media(server.openai_base_url, tts_command="true {output}")
+        )
+        try:
+            drawn = call(host, tmp_path, "image_generate", {"prompt": "x", "path": long})
+            spoken = call(host, tmp_path, "text_to_speech", {"text": "x", "path": long})
+            itself = call(host, tmp_path, "image_generate", {"prompt": "x", "path": "."})
+        finally:
+            host.close()
+        requests = server.requests
+    shown = "a" * 74 + "..."
+    assert drawn.error_code == "INVALID_ARGUMENTS", drawn.text_content
+    assert drawn.text_content == f"image_generate: {shown} cannot be used: File name too long"
+    assert spoken.error_code == "INVALID_ARGUMENTS", spoken.text_content
+    assert spoken.text_content == f"text_to_speech: {shown} cannot be used: File name too long"
+    assert itself.error_code == "INVALID_ARGUMENTS", itself.text_content
+    assert itself.text_content == (
+        "image_generate: . is the working directory itself; name a file in it"
+    )
+    assert not requests
