@@ -370,7 +370,7 @@ class SlowOrOddImages(BaseHTTPRequestHandler):
                     time.sleep(0.3)
                 return
             status, body, headers = mode
-            data = json.dumps(body).encode()
+            data = body if isinstance(body, bytes) else json.dumps(body).encode()
             self.send_response(status)
             for name, value in {**headers, "content-length": str(len(data))}.items():
                 self.send_header(name, value)
@@ -404,6 +404,11 @@ class SlowOrOddImages(BaseHTTPRequestHandler):
             KEY,
             "HTTP 429: Rate limit reached (the server asks to wait 20 s before trying again)",
         ),
+        (
+            (502, b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n</html>\r\n", {}),
+            KEY,
+            "HTTP 502: <html> <head><title>502 Bad Gateway</title></head> </html>",
+        ),
         ((200, {"data": [{}]}, {}), KEY, "an image has no b64_json data: not an images API answer"),
         ((200, {"data": [5]}, {}), KEY, "an image has no b64_json data: not an images API answer"),
         (
@@ -417,7 +422,7 @@ class SlowOrOddImages(BaseHTTPRequestHandler):
             "no answer within 1 s (plugins.entries.media.image_timeout); try again, or raise it",
         ),
     ],
-    ids=["401-unset", "401-wrong", "429", "no-data", "not-a-dict", "silent", "drip"],
+    ids=["401-unset", "401-wrong", "429", "502-lines", "no-data", "not-a-dict", "silent", "drip"],
 )
 def test_a_refusing_slow_or_odd_server_is_named_in_one_line_saying_what_to_do(
     mode: Any, key: str | None, said: str, hermes_env: Environment, tmp_path: Path

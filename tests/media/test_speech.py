@@ -94,7 +94,10 @@ def test_a_command_that_hangs_is_killed_with_its_process_group(
     command = f"sh -c 'sleep 60 & echo $! > {pids}; wait' {{text}}"
     result = speak(hermes_env, tmp_path, "hello", command, tts_timeout=1)
     assert result.is_error
-    assert "did not finish in 1 s" in result.text_content
+    assert result.text_content == (
+        "text_to_speech: sh did not finish in 1 s (plugins.entries.media.tts_timeout); its "
+        "process group was killed"
+    )
     child = int(pids.read_text())
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and Path(f"/proc/{child}").exists():
