@@ -139,5 +139,6 @@ def _failure(status: int, content: bytes, key: str | None) -> str:
         detail = content.decode("utf-8", errors="replace")
     if key:  # before the cut: a key cut in two would no longer be found
         detail = detail.replace(key, "[redacted]")
+    detail = " ".join(detail.split())  # one line, however the server laid its page out
     detail = detail if len(detail) <= 300 else detail[:300] + "..."
     return f"HTTP {status}: {detail}"

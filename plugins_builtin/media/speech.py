@@ -194,11 +194,15 @@ async def run_command(
     return Ran(process.returncode, bytes(out), stderr)
 
 
-def _failed(tool: str, argv0: str, ran: Ran, timeout: float) -> ToolResult:
+def _failed(tool: str, argv0: str, ran: Ran, timeout: float, key: str) -> ToolResult:
     if ran.overflow:
         return _too_long(tool, argv0, "its standard output")
     if ran.code is None:
-        return ToolResult.error("TOOL_ERROR", f"{tool}: {argv0} did not finish in {timeout:g} s")
+        return ToolResult.error(
+            "TOOL_ERROR",
+            f"{tool}: {argv0} did not finish in {timeout:g} s (plugins.entries.media.{key}); "
+            "its process group was killed",
+        )
     tail = f": {ran.stderr.strip()}" if ran.stderr.strip() else ""
     return ToolResult.error("TOOL_ERROR", f"{tool}: {argv0} exited with {ran.code}{tail}")
 
@@ -264,7 +268,7 @@ def build_speech_tool(entry: MediaEntry, env: Environment) -> Tool:
                 return ToolResult.error("CONFIG_ERROR", f"text_to_speech: {exc}")
         if ran.code != 0:
             target.unlink(missing_ok=True)
-            return _failed("text_to_speech", argv[0], ran, entry.tts_timeout)
+            return _failed("text_to_speech", argv[0], ran, entry.tts_timeout, "tts_timeout")
         if not target.is_file() or target.stat().st_size == 0:
             return ToolResult.error(
                 "TOOL_ERROR", f"text_to_speech: {argv[0]} wrote nothing to {target}"
@@ -331,7 +335,7 @@ def build_transcription_tool(entry: MediaEntry, env: Environment) -> Tool:
             except MediaRefused as exc:
                 return ToolResult.error("CONFIG_ERROR", f"speech_to_text: {exc}")
             if ran.code != 0:
-                return _failed("speech_to_text", argv[0], ran, entry.stt_timeout)
+                return _failed("speech_to_text", argv[0], ran, entry.stt_timeout, "stt_timeout")
             if to_file:
                 if not output.is_file():
                     return ToolResult.error(
