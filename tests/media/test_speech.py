@@ -267,3 +267,19 @@ def test_a_transcriber_that_writes_without_end_is_stopped_at_a_cap(
         f"speech_to_text: sh wrote more than 400,000 bytes to {named} (a transcript is kept "
         "up to 100,000 characters); it was stopped"
     )
+
+
+def test_a_text_with_a_nul_or_a_lone_surrogate_is_refused_or_mended_in_one_line(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # JSON lets a model send both; neither may reach the command's argv as an internal error.
+    command = 'sh -c \'printf %s "$1" > "$0"\' {output} {text}'
+    nul = speak(hermes_env, tmp_path, "hi\x00there", command, tts_format="txt")
+    lone = speak(hermes_env, tmp_path, "say \ud800 this", command, tts_format="txt")
+    assert nul.error_code == "INVALID_ARGUMENTS", nul.text_content
+    assert nul.text_content == (
+        "text_to_speech: the text holds a NUL character (\\x00), which no command's argument "
+        "or text can hold; remove it"
+    )
+    assert not lone.is_error, lone.text_content
+    assert Path(lone.structured["path"]).read_text(encoding="utf-8") == "say ? this"
