@@ -165,6 +165,8 @@ async def run_command(
             out.extend(chunk)
             if len(out) > stdout_cap:
                 signal_group(process.pid, signal.SIGKILL)
+                while await process.stdout.read(1 << 16):  # to its end: the pipe is closed
+                    pass
                 return True
         return False
 
@@ -236,9 +238,16 @@ def build_speech_tool(entry: MediaEntry, env: Environment) -> Tool:
     async def text_to_speech(session: Session, text: str, path: str | None = None) -> ToolResult:
         if (refused := path_refusal("text_to_speech", path=path)) is not None:
             return refused
-        text = text.strip()
+        # A lone surrogate (JSON allows one) cannot be spoken nor written as UTF-8: "?".
+        text = text.strip().encode("utf-8", "replace").decode("utf-8")
         if not text:
             return ToolResult.error("INVALID_ARGUMENTS", "text_to_speech: the text is empty")
+        if "\x00" in text:
+            return ToolResult.error(
+                "INVALID_ARGUMENTS",
+                "text_to_speech: the text holds a NUL character (\\x00), which no command's "
+                "argument or text can hold; remove it",
+            )
         if len(text) > entry.max_speech_chars:
             return ToolResult.error(
                 "INVALID_ARGUMENTS",
