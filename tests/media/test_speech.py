@@ -9,11 +9,12 @@ import os
 import shutil
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from hermes_core import Environment, ToolResult
+from hermes_core import Environment, Host, PluginError, ToolResult
 
 from .media_hosts import call, media_host
 
@@ -283,3 +284,43 @@ def test_a_text_with_a_nul_or_a_lone_surrogate_is_refused_or_mended_in_one_line(
     )
     assert not lone.is_error, lone.text_content
     assert Path(lone.structured["path"]).read_text(encoding="utf-8") == "say ? this"
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        (
+            "tts_format: wav/../../../x",
+            "plugins.entries.media.tts_format: expected a file extension such as wav or mp3 "
+            "(letters and digits), got 'wav/../../../x'",
+        ),
+        (
+            "image_size: big",
+            "plugins.entries.media.image_size: expected WIDTHxHEIGHT such as 1024x1024, or "
+            "nothing, got 'big'",
+        ),
+    ],
+)
+def test_a_format_or_size_setting_that_is_no_such_thing_names_its_file_line_and_key(
+    line: str, said: str, hermes_env: Environment
+) -> None:
+    # Checked when the settings are read, not left to a call: a format with '/' would write
+    # the speech outside the media folder, and a bad size was blamed on the model's argument.
+    hermes_env.config_path.write_text(
+        f"plugins:\n  entries:\n    media:\n      {line}\n", encoding="utf-8"
+    )
+    with pytest.raises(PluginError) as caught:
+        start_from_file(hermes_env)
+    assert f"{hermes_env.config_path}:4: {said}" in str(caught.value)
+
+
+def start_from_file(env: Environment) -> None:
+    """A host started over ``env``'s own ``config.yaml`` (its lines named in errors) with the
+    bundled plugins, strict, then closed."""
+    kept = {k: v for k, v in env.variables.items() if k != "HERMES_BUNDLED_PLUGINS"}
+    strict = replace(env, variables={**kept, "HERMES_STRICT_PLUGINS": "1"})
+    host = Host.from_environment(strict)
+    try:
+        host.start()
+    finally:
+        host.close()
