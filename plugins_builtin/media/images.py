@@ -4,7 +4,6 @@ speaks it."""
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Final
 
 import anyio
@@ -25,12 +24,11 @@ from hermes_core.plugin import (
 )
 
 from .media_files import MediaRefused, output_path
-from .settings import MediaEntry
+from .settings import SIZE, MediaEntry
 
 if TYPE_CHECKING:
     from .openai_provider import OpenAIImages
 
-_SIZE: Final = re.compile(r"[1-9][0-9]{1,4}x[1-9][0-9]{1,4}")
 MAX_COUNT: Final = 4
 _SUFFIXES: Final = {
     "image/png": "png",
@@ -55,7 +53,7 @@ def _request(entry: MediaEntry, prompt: str, size: str | None, count: int) -> Im
     if not prompt.strip():
         raise MediaRefused("the prompt is empty")
     chosen = size or entry.image_size or None
-    if chosen is not None and not _SIZE.fullmatch(chosen):
+    if chosen is not None and not SIZE.fullmatch(chosen):
         raise MediaRefused(f"size {chosen!r} is not WIDTHxHEIGHT (1024x1024)")
     if not 1 <= count <= MAX_COUNT:
         raise MediaRefused(f"count must be 1 to {MAX_COUNT}, not {count}")
