@@ -295,6 +295,11 @@ def test_a_text_with_a_nul_or_a_lone_surrogate_is_refused_or_mended_in_one_line(
             "(letters and digits), got 'wav/../../../x'",
         ),
         (
+            "image_base_url: api.openai.com/v1",
+            "plugins.entries.media.image_base_url: expected an http:// or https:// URL, got "
+            "'api.openai.com/v1'",
+        ),
+        (
             "image_size: big",
             "plugins.entries.media.image_size: expected WIDTHxHEIGHT such as 1024x1024, or "
             "nothing, got 'big'",
