@@ -469,3 +469,43 @@ def test_a_name_too_long_or_the_working_directory_itself_is_refused_in_one_short
         "image_generate: . is the working directory itself; name a file in it"
     )
     assert not requests
+
+
+HUGE_DRAWER = """
+from hermes_core.plugin import GeneratedImage, ImageProviderSpec, hookimpl
+from hermes_core.testing._fake_images import fake_png
+
+
+class Huge:
+    async def generate(self, request):
+        return [GeneratedImage(fake_png(2, 2, (0, 0, 0)) + b"\\0" * 5000, "image/png")]
+
+    async def aclose(self):
+        pass
+
+
+@hookimpl
+def hermes_image_providers():
+    return [ImageProviderSpec("huge", lambda context: Huge(), "draws too much")]
+"""
+
+
+def test_an_image_over_max_image_bytes_from_any_provider_is_not_kept(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # max_image_bytes is what image_generate keeps, whichever provider drew it.
+    write_dir_plugin(hermes_env.home / "plugins", "huge", HUGE_DRAWER)
+    media = {"image_provider": "huge", "max_image_bytes": 1024}
+    host = media_host(hermes_env, media=media, enabled=("huge",))
+    try:
+        result = call(host, tmp_path, "image_generate", {"prompt": "a cat", "path": "cat.png"})
+    finally:
+        host.close()
+    assert result.error_code == "TOOL_ERROR", result.text_content
+    assert result.text_content.startswith(
+        "image_generate: image provider 'huge' drew an image of 5,"
+    )
+    assert result.text_content.endswith(
+        " bytes, over plugins.entries.media.max_image_bytes (1,024); nothing was saved"
+    )
+    assert not (tmp_path / "cat.png").exists()
