@@ -118,6 +118,14 @@ def build_image_tool(entry: MediaEntry, context: PluginContext) -> Tool:
             return ToolResult.error("TOOL_ERROR", f"image_generate: {exc}")
         finally:
             await provider.aclose()
+        largest = max((len(image.data) for image in images), default=0)
+        if largest > entry.max_image_bytes:
+            return ToolResult.error(
+                "TOOL_ERROR",
+                f"image_generate: image provider {entry.image_provider!r} drew an image of "
+                f"{largest:,} bytes, over plugins.entries.media.max_image_bytes "
+                f"({entry.max_image_bytes:,}); nothing was saved",
+            )
         try:
             saved = await anyio.to_thread.run_sync(
                 _save, session, context.env, images, path, request.count
