@@ -329,3 +329,21 @@ def start_from_file(env: Environment) -> None:
         host.start()
     finally:
         host.close()
+
+
+def test_a_speech_command_without_output_is_left_out_saying_where_the_audio_goes(
+    hermes_env: Environment, caplog: pytest.LogCaptureFixture
+) -> None:
+    # `espeak-ng {text}` plays the text aloud and writes no file: every call would fail with
+    # "wrote nothing", naming neither the setting nor {output}.
+    with caplog.at_level("WARNING"):
+        host = media_host(hermes_env, media={"tts_command": "espeak-ng {text}"})
+    try:
+        names = set(host.registry.names())
+    finally:
+        host.close()
+    assert "text_to_speech" not in names
+    assert (
+        "plugins.entries.media.tts_command: it has no {output}, where the command must write "
+        "the audio (espeak-ng -w {output} ...): text_to_speech is not registered"
+    ) in caplog.text
