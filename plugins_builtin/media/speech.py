@@ -233,6 +233,12 @@ def wav_seconds(path: Path) -> float:
 def build_speech_tool(entry: MediaEntry, env: Environment) -> Tool:
     """``text_to_speech`` running ``entry.tts_command``."""
     words = command_words(entry.tts_command, "tts_command", ("{text}", "{text_file}", "{output}"))
+    if not any("{output}" in word for word in words):
+        raise BadCommand(
+            "tts_command",
+            "it has no {output}, where the command must write the audio (espeak-ng -w {output} "
+            "...)",
+        )
     suffix = entry.tts_format.lstrip(".") or "wav"
 
     async def text_to_speech(session: Session, text: str, path: str | None = None) -> ToolResult:

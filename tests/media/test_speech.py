@@ -92,7 +92,7 @@ def test_a_command_that_hangs_is_killed_with_its_process_group(
     hermes_env: Environment, tmp_path: Path
 ) -> None:
     pids = tmp_path / "pids"
-    command = f"sh -c 'sleep 60 & echo $! > {pids}; wait' {{text}}"
+    command = f"sh -c 'sleep 60 & echo $! > {pids}; wait' {{output}} {{text}}"
     result = speak(hermes_env, tmp_path, "hello", command, tts_timeout=1)
     assert result.is_error
     assert result.text_content == (
@@ -115,7 +115,10 @@ def test_a_command_that_hangs_is_killed_with_its_process_group(
     ("command", "said"),
     [
         ("hermes-no-such-tts {output}", "is not installed"),
-        ("sh -c 'echo the voice is missing >&2; exit 3' {text}", "exited with 3: the voice is"),
+        (
+            "sh -c 'echo the voice is missing >&2; exit 3' {output} {text}",
+            "exited with 3: the voice is",
+        ),
         ("sh -c 'echo not audio > \"$0\"' {output}", "is not a WAV file"),
         ("sh -c 'true' {output}", "wrote nothing"),
     ],
