@@ -280,6 +280,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "releasable_variables": "hermes_core._skills.variables",
         "scan_skills": "hermes_core._skills.library",
         "retry_after_seconds": "hermes_core._retry_after",
+        "http_url": "hermes_core._config.checks",
         "signal_group": "hermes_core._process_groups",
         "group_alive": "hermes_core._process_groups",
         "end_group": "hermes_core._process_groups",

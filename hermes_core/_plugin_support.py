@@ -88,6 +88,9 @@ if TYPE_CHECKING:
     from hermes_core._client_io import (
         client_terminal as client_terminal,
     )
+    from hermes_core._config.checks import (
+        http_url as http_url,
+    )
     from hermes_core._dotenv import (
         secret_variable as secret_variable,
     )

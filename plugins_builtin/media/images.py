@@ -4,7 +4,6 @@ speaks it."""
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Final
 
 import anyio
@@ -25,12 +24,11 @@ from hermes_core.plugin import (
 )
 
 from .media_files import MediaRefused, output_path
-from .settings import MediaEntry
+from .settings import SIZE, MediaEntry
 
 if TYPE_CHECKING:
     from .openai_provider import OpenAIImages
 
-_SIZE: Final = re.compile(r"[1-9][0-9]{1,4}x[1-9][0-9]{1,4}")
 MAX_COUNT: Final = 4
 _SUFFIXES: Final = {
     "image/png": "png",
@@ -55,25 +53,37 @@ def _request(entry: MediaEntry, prompt: str, size: str | None, count: int) -> Im
     if not prompt.strip():
         raise MediaRefused("the prompt is empty")
     chosen = size or entry.image_size or None
-    if chosen is not None and not _SIZE.fullmatch(chosen):
+    if chosen is not None and not SIZE.fullmatch(chosen):
         raise MediaRefused(f"size {chosen!r} is not WIDTHxHEIGHT (1024x1024)")
     if not 1 <= count <= MAX_COUNT:
         raise MediaRefused(f"count must be 1 to {MAX_COUNT}, not {count}")
     return ImageRequest(prompt.strip(), chosen, count)
 
 
+def _names(path: str | None, count: int) -> list[str | None]:
+    """The path each of ``count`` images is saved at: ``path``, numbered in its file name
+    (``fox-1.png``) when ``count`` > 1; ``None``: the media folder."""
+    if not path or count == 1:
+        return [path] * count
+    folder, slash, name = path.rpartition("/")
+    stem, dot, ext = name.rpartition(".")
+    if not stem:  # no dot, or a name that only starts with one (.hidden)
+        stem, dot, ext = name, "", ""
+    return [f"{folder}{slash}{stem}-{number}{dot}{ext}" for number in range(1, count + 1)]
+
+
 def _save(
-    session: Session, env: Environment, images: list[GeneratedImage], path: str | None
+    session: Session,
+    env: Environment,
+    images: list[GeneratedImage],
+    path: str | None,
+    count: int,
 ) -> list[str]:
     from hermes_core._plugin_support import write_bytes_atomically
 
     saved: list[str] = []
-    for index, image in enumerate(images):
+    for image, wanted in zip(images, _names(path, count), strict=False):
         suffix = _SUFFIXES[image.media_type]
-        wanted = path
-        if path and len(images) > 1:
-            stem, dot, ext = path.rpartition(".")
-            wanted = f"{stem}-{index + 1}.{ext}" if dot else f"{path}-{index + 1}"
         target = output_path(session, env, "images", suffix, wanted)
         write_bytes_atomically(target, [image.data])
         saved.append(str(target))
@@ -94,8 +104,9 @@ def build_image_tool(entry: MediaEntry, context: PluginContext) -> Tool:
             return refused
         try:
             request = _request(entry, prompt, size, count)
-            if path:  # refused before anything is drawn (and paid for)
-                output_path(session, context.env, "images", "png", path)
+            for wanted in _names(path, request.count):  # refused before anything is drawn
+                if wanted:
+                    output_path(session, context.env, "images", "png", wanted)
             provider = context.image_provider(entry.image_provider)
         except MediaRefused as exc:
             return ToolResult.error("INVALID_ARGUMENTS", f"image_generate: {exc}")
@@ -107,8 +118,18 @@ def build_image_tool(entry: MediaEntry, context: PluginContext) -> Tool:
             return ToolResult.error("TOOL_ERROR", f"image_generate: {exc}")
         finally:
             await provider.aclose()
+        largest = max((len(image.data) for image in images), default=0)
+        if largest > entry.max_image_bytes:
+            return ToolResult.error(
+                "TOOL_ERROR",
+                f"image_generate: image provider {entry.image_provider!r} drew an image of "
+                f"{largest:,} bytes, over plugins.entries.media.max_image_bytes "
+                f"({entry.max_image_bytes:,}); nothing was saved",
+            )
         try:
-            saved = await anyio.to_thread.run_sync(_save, session, context.env, images, path)
+            saved = await anyio.to_thread.run_sync(
+                _save, session, context.env, images, path, request.count
+            )
         except (MediaRefused, OSError) as exc:
             return ToolResult.error("TOOL_ERROR", f"image_generate: {exc}")
         revised = [image.revised_prompt for image in images if image.revised_prompt]

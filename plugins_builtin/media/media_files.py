@@ -4,11 +4,12 @@ working directory; what a tool makes goes there (``path``) or under
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from pathlib import Path
 
-from hermes_core._plugin_support import image_type
+from hermes_core._plugin_support import image_type, shortened
 from hermes_core.plugin import Environment, Session
 
 __all__ = ["MediaRefused", "image_type", "inside_session", "output_path"]
@@ -28,6 +29,8 @@ def inside_session(session: Session, raw: str) -> Path:
     resolved = (candidate if candidate.is_absolute() else root / candidate).resolve()
     if resolved != root and resolved.is_relative_to(root):
         return resolved
+    if resolved == root:
+        raise MediaRefused(f"{raw} is the working directory itself; name a file in it")
     raise MediaRefused(f"{raw} is outside the working directory {root}; media tools stay inside it")
 
 
@@ -35,14 +38,23 @@ def output_path(
     session: Session, env: Environment, kind: str, suffix: str, raw: str | None
 ) -> Path:
     """Where a tool writes what it made: ``raw`` inside the session's directory when given
-    (its parent must exist), else a new name under ``media/<kind>/`` of the home's
+    (its parent must exist, and the file must not: a tool that makes media never replaces a
+    file), else a new name under ``media/<kind>/`` of the home's
     :attr:`~hermes_core.Environment.data_home` (private)."""
     if raw:
         target = inside_session(session, raw)
-        if not target.parent.is_dir():
-            raise MediaRefused(f"{raw}: the directory {target.parent} does not exist")
-        if target.is_dir():
-            raise MediaRefused(f"{raw} is a directory; give a file name")
+        try:
+            if not target.parent.is_dir():
+                raise MediaRefused(f"{raw}: the directory {target.parent} does not exist")
+            if target.is_dir():
+                raise MediaRefused(f"{raw} is a directory; give a file name")
+        except OSError as exc:  # a name too long for the file system
+            raise MediaRefused(f"{shortened(raw, 77)} cannot be used: {exc.strerror}") from None
+        if os.path.lexists(target):
+            raise MediaRefused(
+                f"{raw} already exists; give the name of a new file (the media tools never "
+                "replace one)"
+            )
         return target
     from hermes_core._plugin_support import private_dir
 

@@ -28,6 +28,8 @@ from .settings import MediaEntry
 PLACEHOLDERS: Final = ("{text}", "{text_file}", "{output}", "{input}")
 _STDERR_SHOWN: Final = 600
 _TRANSCRIPT_CHARS: Final = 100_000
+_TRANSCRIPT_BYTES: Final = 4 * _TRANSCRIPT_CHARS
+"""The most a transcript may take, in UTF-8, on the command's output or in its file."""
 
 
 class BadCommand(ValueError):
@@ -104,29 +106,33 @@ def command_found(template: str, key: str, env: Environment) -> str:
 
 @dataclass(frozen=True)
 class Ran:
-    """How a command ended: its exit code (``None``: killed at the timeout), its output and
-    the end of its error output."""
+    """How a command ended: its exit code (``None``: killed at the timeout, or for writing
+    more than it may: ``overflow``), its output and the end of its error output."""
 
     code: int | None
     stdout: bytes
     stderr: str
+    overflow: bool = False
 
 
 async def run_command(
-    argv: list[str], stdin: bytes | None, timeout: float, cwd: Path, key: str
+    argv: list[str], stdin: bytes | None, timeout: float, cwd: Path, key: str, stdout_cap: int
 ) -> Ran:
     """``argv`` (the command of ``plugins.entries.media.<key>``) in its own process group,
-    ``stdin`` written to it; the group is killed at ``timeout``. A command that is not found
-    or cannot be run is a :class:`MediaRefused` naming it and the setting."""
+    ``stdin`` written to it; the group is killed at ``timeout``, or as soon as it writes more
+    than ``stdout_cap`` bytes on its standard output (0: the output is not read). Only the end
+    of its error output is kept. A command that is not found or cannot be run is a
+    :class:`MediaRefused` naming it and the setting."""
     import asyncio
 
     command = _the_command(argv[0], key)
+    pipe, devnull = asyncio.subprocess.PIPE, asyncio.subprocess.DEVNULL
     try:
         process = await asyncio.create_subprocess_exec(
             *argv,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+            stdin=pipe if stdin is not None else devnull,
+            stdout=pipe if stdout_cap else devnull,
+            stderr=pipe,
             cwd=cwd,
             start_new_session=True,
         )
@@ -141,8 +147,42 @@ async def run_command(
         raise MediaRefused(f"{command} cannot be run: {exc.strerror or exc}") from None
     from hermes_core._plugin_support import signal_group
 
+    out = bytearray()
+    err = bytearray()
+
+    async def feed(data: bytes) -> None:
+        if process.stdin is None:
+            return
+        try:
+            process.stdin.write(data)
+            await process.stdin.drain()
+            process.stdin.close()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # it ended without reading it all: its exit code says how it went
+
+    async def read_out() -> bool:
+        while process.stdout is not None and (chunk := await process.stdout.read(1 << 16)):
+            out.extend(chunk)
+            if len(out) > stdout_cap:
+                signal_group(process.pid, signal.SIGKILL)
+                while await process.stdout.read(1 << 16):  # to its end: the pipe is closed
+                    pass
+                return True
+        return False
+
+    async def read_err() -> None:
+        while process.stderr is not None and (chunk := await process.stderr.read(1 << 16)):
+            err.extend(chunk)
+            del err[: -4 * _STDERR_SHOWN]
+
+    async def communicate() -> bool:
+        tasks = [read_out(), read_err(), *([feed(stdin)] if stdin is not None else [])]
+        overflow = bool((await asyncio.gather(*tasks))[0])
+        await process.wait()
+        return overflow
+
     try:
-        stdout, stderr = await asyncio.wait_for(process.communicate(stdin), timeout)
+        overflow = await asyncio.wait_for(communicate(), timeout)
     except TimeoutError:
         signal_group(process.pid, signal.SIGKILL)
         await process.wait()
@@ -150,14 +190,31 @@ async def run_command(
     except asyncio.CancelledError:  # the call was stopped: so is the command, all of it
         signal_group(process.pid, signal.SIGKILL)
         raise
-    return Ran(process.returncode, stdout, stderr.decode("utf-8", "replace")[-_STDERR_SHOWN:])
+    stderr = err.decode("utf-8", "replace")[-_STDERR_SHOWN:]
+    if overflow:
+        return Ran(None, b"", stderr, overflow=True)
+    return Ran(process.returncode, bytes(out), stderr)
 
 
-def _failed(tool: str, argv0: str, ran: Ran, timeout: float) -> ToolResult:
+def _failed(tool: str, argv0: str, ran: Ran, timeout: float, key: str) -> ToolResult:
+    if ran.overflow:
+        return _too_long(tool, argv0, "its standard output")
     if ran.code is None:
-        return ToolResult.error("TOOL_ERROR", f"{tool}: {argv0} did not finish in {timeout:g} s")
+        return ToolResult.error(
+            "TOOL_ERROR",
+            f"{tool}: {argv0} did not finish in {timeout:g} s (plugins.entries.media.{key}); "
+            "its process group was killed",
+        )
     tail = f": {ran.stderr.strip()}" if ran.stderr.strip() else ""
     return ToolResult.error("TOOL_ERROR", f"{tool}: {argv0} exited with {ran.code}{tail}")
+
+
+def _too_long(tool: str, argv0: str, where: str) -> ToolResult:
+    return ToolResult.error(
+        "TOOL_ERROR",
+        f"{tool}: {argv0} wrote more than {_TRANSCRIPT_BYTES:,} bytes to {where} (a transcript "
+        f"is kept up to {_TRANSCRIPT_CHARS:,} characters); it was stopped",
+    )
 
 
 def wav_seconds(path: Path) -> float:
@@ -176,14 +233,27 @@ def wav_seconds(path: Path) -> float:
 def build_speech_tool(entry: MediaEntry, env: Environment) -> Tool:
     """``text_to_speech`` running ``entry.tts_command``."""
     words = command_words(entry.tts_command, "tts_command", ("{text}", "{text_file}", "{output}"))
+    if not any("{output}" in word for word in words):
+        raise BadCommand(
+            "tts_command",
+            "it has no {output}, where the command must write the audio (espeak-ng -w {output} "
+            "...)",
+        )
     suffix = entry.tts_format.lstrip(".") or "wav"
 
     async def text_to_speech(session: Session, text: str, path: str | None = None) -> ToolResult:
         if (refused := path_refusal("text_to_speech", path=path)) is not None:
             return refused
-        text = text.strip()
+        # A lone surrogate (JSON allows one) cannot be spoken nor written as UTF-8: "?".
+        text = text.strip().encode("utf-8", "replace").decode("utf-8")
         if not text:
             return ToolResult.error("INVALID_ARGUMENTS", "text_to_speech: the text is empty")
+        if "\x00" in text:
+            return ToolResult.error(
+                "INVALID_ARGUMENTS",
+                "text_to_speech: the text holds a NUL character (\\x00), which no command's "
+                "argument or text can hold; remove it",
+            )
         if len(text) > entry.max_speech_chars:
             return ToolResult.error(
                 "INVALID_ARGUMENTS",
@@ -207,12 +277,13 @@ def build_speech_tool(entry: MediaEntry, env: Environment) -> Tool:
                     entry.tts_timeout,
                     session.cwd,
                     "tts_command",
+                    0,  # the audio goes to {output}: what it prints is not read
                 )
             except MediaRefused as exc:
                 return ToolResult.error("CONFIG_ERROR", f"text_to_speech: {exc}")
         if ran.code != 0:
             target.unlink(missing_ok=True)
-            return _failed("text_to_speech", argv[0], ran, entry.tts_timeout)
+            return _failed("text_to_speech", argv[0], ran, entry.tts_timeout, "tts_timeout")
         if not target.is_file() or target.stat().st_size == 0:
             return ToolResult.error(
                 "TOOL_ERROR", f"text_to_speech: {argv[0]} wrote nothing to {target}"
@@ -273,17 +344,22 @@ def build_transcription_tool(entry: MediaEntry, env: Environment) -> Tool:
             output = Path(scratch) / "transcript.txt"
             argv = filled(words, {"{input}": str(source), "{output}": str(output)})
             try:
-                ran = await run_command(argv, None, entry.stt_timeout, session.cwd, "stt_command")
+                ran = await run_command(
+                    argv, None, entry.stt_timeout, session.cwd, "stt_command", _TRANSCRIPT_BYTES
+                )
             except MediaRefused as exc:
                 return ToolResult.error("CONFIG_ERROR", f"speech_to_text: {exc}")
             if ran.code != 0:
-                return _failed("speech_to_text", argv[0], ran, entry.stt_timeout)
+                return _failed("speech_to_text", argv[0], ran, entry.stt_timeout, "stt_timeout")
             if to_file:
                 if not output.is_file():
                     return ToolResult.error(
                         "TOOL_ERROR", f"speech_to_text: {argv[0]} wrote no transcript"
                     )
-                raw = output.read_bytes()
+                with output.open("rb") as stream:
+                    raw = stream.read(_TRANSCRIPT_BYTES + 1)
+                if len(raw) > _TRANSCRIPT_BYTES:
+                    return _too_long("speech_to_text", argv[0], "its transcript file")
             else:
                 raw = ran.stdout
         transcript = raw.decode("utf-8", "replace").strip()[:_TRANSCRIPT_CHARS]

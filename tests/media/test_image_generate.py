@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -297,3 +298,214 @@ def test_an_image_server_url_with_a_password_is_named_without_it(
     assert result.is_error
     assert "openai images at http://user:[redacted]@127.0.0.1:" in result.text_content
     assert "s3cret" not in result.text_content
+
+
+def test_a_path_that_exists_is_refused_before_anything_is_drawn(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # The project's own files are never replaced by an image: each name the images would take
+    # (fox-2.png of count 2 too) is checked before the provider is asked.
+    (tmp_path / "README.md").write_text("precious", encoding="utf-8")
+    (tmp_path / "fox-2.png").write_bytes(b"mine")
+    with FakeModelServer() as server:
+        host = media_host(hermes_env, media=openai_media(server.openai_base_url))
+        try:
+            readme = call(host, tmp_path, "image_generate", {"prompt": "x", "path": "README.md"})
+            fox = call(
+                host, tmp_path, "image_generate", {"prompt": "x", "path": "fox.png", "count": 2}
+            )
+        finally:
+            host.close()
+        requests = server.requests
+    assert readme.error_code == "INVALID_ARGUMENTS", readme.text_content
+    assert readme.text_content == (
+        "image_generate: README.md already exists; give the name of a new file (the media "
+        "tools never replace one)"
+    )
+    assert fox.error_code == "INVALID_ARGUMENTS", fox.text_content
+    assert "fox-2.png already exists" in fox.text_content
+    assert not requests
+    assert (tmp_path / "README.md").read_text(encoding="utf-8") == "precious"
+    assert (tmp_path / "fox-2.png").read_bytes() == b"mine"
+    assert not (tmp_path / "fox-1.png").exists()
+
+
+def test_numbered_names_number_the_file_not_a_dotted_directory(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    (tmp_path / "v1.d").mkdir()
+    with FakeModelServer() as server:
+        host = media_host(hermes_env, media=openai_media(server.openai_base_url))
+        try:
+            result = call(
+                host, tmp_path, "image_generate", {"prompt": "x", "path": "v1.d/fox", "count": 2}
+            )
+        finally:
+            host.close()
+    assert not result.is_error, result.text_content
+    assert result.structured["paths"] == [
+        str((tmp_path / "v1.d" / "fox-1").resolve()),
+        str((tmp_path / "v1.d" / "fox-2").resolve()),
+    ]
+
+
+class SlowOrOddImages(BaseHTTPRequestHandler):
+    """A fake of a remote images API: ``mode`` says how it goes wrong (a status and JSON body
+    with headers, silence, or an answer dripped a byte every 0.3 s for 6 s)."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        mode = self.server.mode  # type: ignore[attr-defined]
+        try:
+            if mode == "silent":
+                time.sleep(4)
+                return
+            if mode == "drip":
+                self.send_response(200)
+                self.send_header("content-length", "100")
+                self.end_headers()
+                for _ in range(20):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.3)
+                return
+            status, body, headers = mode
+            data = body if isinstance(body, bytes) else json.dumps(body).encode()
+            self.send_response(status)
+            for name, value in {**headers, "content-length": str(len(data))}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+
+@pytest.mark.parametrize(
+    ("mode", "key", "said"),
+    [
+        (
+            (401, {"error": {"message": "You didn't provide an API key."}}, {}),
+            None,
+            "HTTP 401: You didn't provide an API key. (TEST_IMAGES_KEY is not set: set it in "
+            "the environment or $HERMES_HOME/.env; plugins.entries.media.image_api_key_env "
+            "names the variable)",
+        ),
+        (
+            (401, {"error": {"message": "Incorrect API key provided."}}, {}),
+            KEY,
+            "HTTP 401: Incorrect API key provided. (check the key in TEST_IMAGES_KEY, the "
+            "variable plugins.entries.media.image_api_key_env names)",
+        ),
+        (
+            (429, {"error": {"message": "Rate limit reached"}}, {"retry-after": "20"}),
+            KEY,
+            "HTTP 429: Rate limit reached (the server asks to wait 20 s before trying again)",
+        ),
+        (
+            (502, b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n</html>\r\n", {}),
+            KEY,
+            "HTTP 502: <html> <head><title>502 Bad Gateway</title></head> </html>",
+        ),
+        ((200, {"data": [{}]}, {}), KEY, "an image has no b64_json data: not an images API answer"),
+        ((200, {"data": [5]}, {}), KEY, "an image has no b64_json data: not an images API answer"),
+        (
+            "silent",
+            KEY,
+            "no answer within 1 s (plugins.entries.media.image_timeout); try again, or raise it",
+        ),
+        (
+            "drip",
+            KEY,
+            "no answer within 1 s (plugins.entries.media.image_timeout); try again, or raise it",
+        ),
+    ],
+    ids=["401-unset", "401-wrong", "429", "502-lines", "no-data", "not-a-dict", "silent", "drip"],
+)
+def test_a_refusing_slow_or_odd_server_is_named_in_one_line_saying_what_to_do(
+    mode: Any, key: str | None, said: str, hermes_env: Environment, tmp_path: Path
+) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), SlowOrOddImages)
+    server.mode = mode  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    variables = {"TEST_IMAGES_KEY": key} if key else {}
+    host = media_host(hermes_env, media=openai_media(url, image_timeout=1), variables=variables)
+    try:
+        result = call(host, tmp_path, "image_generate", {"prompt": "a cat"})
+    finally:
+        host.close()
+        server.shutdown()
+        server.server_close()
+    assert result.error_code == "TOOL_ERROR", result.text_content
+    assert result.text_content == f"image_generate: openai images at {url}: {said}"
+
+
+def test_a_name_too_long_or_the_working_directory_itself_is_refused_in_one_short_line(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    long = "a" * 300 + ".png"
+    with FakeModelServer() as server:
+        host = media_host(
+            hermes_env, media=openai_media(server.openai_base_url, tts_command="true {output}")
+        )
+        try:
+            drawn = call(host, tmp_path, "image_generate", {"prompt": "x", "path": long})
+            spoken = call(host, tmp_path, "text_to_speech", {"text": "x", "path": long})
+            itself = call(host, tmp_path, "image_generate", {"prompt": "x", "path": "."})
+        finally:
+            host.close()
+        requests = server.requests
+    shown = "a" * 74 + "..."
+    assert drawn.error_code == "INVALID_ARGUMENTS", drawn.text_content
+    assert drawn.text_content == f"image_generate: {shown} cannot be used: File name too long"
+    assert spoken.error_code == "INVALID_ARGUMENTS", spoken.text_content
+    assert spoken.text_content == f"text_to_speech: {shown} cannot be used: File name too long"
+    assert itself.error_code == "INVALID_ARGUMENTS", itself.text_content
+    assert itself.text_content == (
+        "image_generate: . is the working directory itself; name a file in it"
+    )
+    assert not requests
+
+
+HUGE_DRAWER = """
+from hermes_core.plugin import GeneratedImage, ImageProviderSpec, hookimpl
+from hermes_core.testing._fake_images import fake_png
+
+
+class Huge:
+    async def generate(self, request):
+        return [GeneratedImage(fake_png(2, 2, (0, 0, 0)) + b"\\0" * 5000, "image/png")]
+
+    async def aclose(self):
+        pass
+
+
+@hookimpl
+def hermes_image_providers():
+    return [ImageProviderSpec("huge", lambda context: Huge(), "draws too much")]
+"""
+
+
+def test_an_image_over_max_image_bytes_from_any_provider_is_not_kept(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # max_image_bytes is what image_generate keeps, whichever provider drew it.
+    write_dir_plugin(hermes_env.home / "plugins", "huge", HUGE_DRAWER)
+    media = {"image_provider": "huge", "max_image_bytes": 1024}
+    host = media_host(hermes_env, media=media, enabled=("huge",))
+    try:
+        result = call(host, tmp_path, "image_generate", {"prompt": "a cat", "path": "cat.png"})
+    finally:
+        host.close()
+    assert result.error_code == "TOOL_ERROR", result.text_content
+    assert result.text_content.startswith(
+        "image_generate: image provider 'huge' drew an image of 5,"
+    )
+    assert result.text_content.endswith(
+        " bytes, over plugins.entries.media.max_image_bytes (1,024); nothing was saved"
+    )
+    assert not (tmp_path / "cat.png").exists()

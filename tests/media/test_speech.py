@@ -9,11 +9,12 @@ import os
 import shutil
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from hermes_core import Environment, ToolResult
+from hermes_core import Environment, Host, PluginError, ToolResult
 
 from .media_hosts import call, media_host
 
@@ -91,10 +92,13 @@ def test_a_command_that_hangs_is_killed_with_its_process_group(
     hermes_env: Environment, tmp_path: Path
 ) -> None:
     pids = tmp_path / "pids"
-    command = f"sh -c 'sleep 60 & echo $! > {pids}; wait' {{text}}"
+    command = f"sh -c 'sleep 60 & echo $! > {pids}; wait' {{output}} {{text}}"
     result = speak(hermes_env, tmp_path, "hello", command, tts_timeout=1)
     assert result.is_error
-    assert "did not finish in 1 s" in result.text_content
+    assert result.text_content == (
+        "text_to_speech: sh did not finish in 1 s (plugins.entries.media.tts_timeout); its "
+        "process group was killed"
+    )
     child = int(pids.read_text())
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and Path(f"/proc/{child}").exists():
@@ -111,7 +115,10 @@ def test_a_command_that_hangs_is_killed_with_its_process_group(
     ("command", "said"),
     [
         ("hermes-no-such-tts {output}", "is not installed"),
-        ("sh -c 'echo the voice is missing >&2; exit 3' {text}", "exited with 3: the voice is"),
+        (
+            "sh -c 'echo the voice is missing >&2; exit 3' {output} {text}",
+            "exited with 3: the voice is",
+        ),
         ("sh -c 'echo not audio > \"$0\"' {output}", "is not a WAV file"),
         ("sh -c 'true' {output}", "wrote nothing"),
     ],
@@ -212,3 +219,134 @@ def test_speech_to_text_returns_what_the_command_transcribed(
         assert outside.is_error
         assert "outside the working directory" in outside.text_content
     assert os.path.exists(tmp_path / "memo.wav")
+
+
+def test_a_path_that_exists_is_refused_and_the_file_is_kept(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # A model that names a file of the project (by mistake, or told to by what it read): the
+    # command is not run, and a command that then fails cannot take the file with it.
+    readme = tmp_path / "README.md"
+    readme.write_text("precious", encoding="utf-8")
+    ran = tmp_path / "ran"
+    for command in (f"sh -c 'touch {ran}; exit 3' {{output}}", f"touch {ran} {{output}}"):
+        result = speak_to(hermes_env, tmp_path, "hello", command, "README.md", tts_format="txt")
+        assert result.error_code == "INVALID_ARGUMENTS", result.text_content
+        assert result.text_content == (
+            "text_to_speech: README.md already exists; give the name of a new file (the media "
+            "tools never replace one)"
+        )
+    assert readme.read_text(encoding="utf-8") == "precious"
+    assert not ran.exists()
+
+
+def speak_to(
+    env: Environment, cwd: Path, text: str, command: str, path: str, **more: object
+) -> ToolResult:
+    host = media_host(env, media={"tts_command": command, **more})
+    try:
+        return call(host, cwd, "text_to_speech", {"text": text, "path": path})
+    finally:
+        host.close()
+
+
+@pytest.mark.parametrize("where", ["stdout", "output"])
+def test_a_transcriber_that_writes_without_end_is_stopped_at_a_cap(
+    where: str, hermes_env: Environment, tmp_path: Path
+) -> None:
+    # 30 MB of output for a transcript of at most 100,000 characters: it is never held whole.
+    (tmp_path / "memo.wav").write_bytes(b"RIFF" + b"\0" * 96)
+    writes = "head -c 30000000 /dev/zero" + (' > "$1"' if where == "output" else "")
+    command = f"sh -c '{writes}' sh {{output}} {{input}}"
+    if where == "stdout":
+        command = f"sh -c '{writes}' sh {{input}}"
+    host = media_host(hermes_env, media={"stt_command": command})
+    try:
+        result = call(host, tmp_path, "speech_to_text", {"audio": "memo.wav"})
+    finally:
+        host.close()
+    assert result.error_code == "TOOL_ERROR", result.text_content[:200]
+    named = "its standard output" if where == "stdout" else "its transcript file"
+    assert result.text_content == (
+        f"speech_to_text: sh wrote more than 400,000 bytes to {named} (a transcript is kept "
+        "up to 100,000 characters); it was stopped"
+    )
+
+
+def test_a_text_with_a_nul_or_a_lone_surrogate_is_refused_or_mended_in_one_line(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # JSON lets a model send both; neither may reach the command's argv as an internal error.
+    command = 'sh -c \'printf %s "$1" > "$0"\' {output} {text}'
+    nul = speak(hermes_env, tmp_path, "hi\x00there", command, tts_format="txt")
+    lone = speak(hermes_env, tmp_path, "say \ud800 this", command, tts_format="txt")
+    assert nul.error_code == "INVALID_ARGUMENTS", nul.text_content
+    assert nul.text_content == (
+        "text_to_speech: the text holds a NUL character (\\x00), which no command's argument "
+        "or text can hold; remove it"
+    )
+    assert not lone.is_error, lone.text_content
+    assert Path(lone.structured["path"]).read_text(encoding="utf-8") == "say ? this"
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        (
+            "tts_format: wav/../../../x",
+            "plugins.entries.media.tts_format: expected a file extension such as wav or mp3 "
+            "(letters and digits), got 'wav/../../../x'",
+        ),
+        (
+            "image_base_url: api.openai.com/v1",
+            "plugins.entries.media.image_base_url: expected an http:// or https:// URL, got "
+            "'api.openai.com/v1'",
+        ),
+        (
+            "image_size: big",
+            "plugins.entries.media.image_size: expected WIDTHxHEIGHT such as 1024x1024, or "
+            "nothing, got 'big'",
+        ),
+    ],
+)
+def test_a_format_or_size_setting_that_is_no_such_thing_names_its_file_line_and_key(
+    line: str, said: str, hermes_env: Environment
+) -> None:
+    # Checked when the settings are read, not left to a call: a format with '/' would write
+    # the speech outside the media folder, and a bad size was blamed on the model's argument.
+    hermes_env.config_path.write_text(
+        f"plugins:\n  entries:\n    media:\n      {line}\n", encoding="utf-8"
+    )
+    with pytest.raises(PluginError) as caught:
+        start_from_file(hermes_env)
+    assert f"{hermes_env.config_path}:4: {said}" in str(caught.value)
+
+
+def start_from_file(env: Environment) -> None:
+    """A host started over ``env``'s own ``config.yaml`` (its lines named in errors) with the
+    bundled plugins, strict, then closed."""
+    kept = {k: v for k, v in env.variables.items() if k != "HERMES_BUNDLED_PLUGINS"}
+    strict = replace(env, variables={**kept, "HERMES_STRICT_PLUGINS": "1"})
+    host = Host.from_environment(strict)
+    try:
+        host.start()
+    finally:
+        host.close()
+
+
+def test_a_speech_command_without_output_is_left_out_saying_where_the_audio_goes(
+    hermes_env: Environment, caplog: pytest.LogCaptureFixture
+) -> None:
+    # `espeak-ng {text}` plays the text aloud and writes no file: every call would fail with
+    # "wrote nothing", naming neither the setting nor {output}.
+    with caplog.at_level("WARNING"):
+        host = media_host(hermes_env, media={"tts_command": "espeak-ng {text}"})
+    try:
+        names = set(host.registry.names())
+    finally:
+        host.close()
+    assert "text_to_speech" not in names
+    assert (
+        "plugins.entries.media.tts_command: it has no {output}, where the command must write "
+        "the audio (espeak-ng -w {output} ...): text_to_speech is not registered"
+    ) in caplog.text
