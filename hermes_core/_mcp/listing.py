@@ -5,9 +5,9 @@ The SDK validates a ``tools/list`` answer as a whole: one tool that breaks the s
 reject the entire answer and cost the server every tool. So each answer is screened tool by
 tool before the SDK reads it (:class:`ListingScreen`): a tool that hermes
 (:func:`~hermes_core._mcp.manifests.tool_problem`, the rule manifests are read with, and a
-schema nested too deep: :func:`~hermes_core._mcp.manifests.schema_depth_problem`) or the SDK's
-schema of the negotiated protocol version rejects is skipped with one warning line, and
-the others are listed (:func:`list_all_tools`).
+schema nested too deep or too large: :func:`~hermes_core._mcp.manifests.listed_schema_problem`)
+or the SDK's schema of the negotiated protocol version rejects is skipped with one warning
+line, and the others are listed (:func:`list_all_tools`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from mcp_types.methods import validate_server_result
 from pydantic import ValidationError
 
 from hermes_core._mcp.failures import McpConnectError, detail_line
-from hermes_core._mcp.manifests import schema_depth_problem, tool_problem
+from hermes_core._mcp.manifests import listed_schema_problem, tool_problem
 
 __all__ = [
     "FALLBACK_VERSION",
@@ -107,7 +107,7 @@ def screen_tools(
         if not isinstance(entry, dict):
             problem = f"expected a tool object, got {type(entry).__name__}"
             skipped[index] = SkippedTool(index, None, problem)
-        elif (problem_of_entry := tool_problem(entry) or schema_depth_problem(entry)) is not None:
+        elif (problem_of_entry := tool_problem(entry) or listed_schema_problem(entry)) is not None:
             skipped[index] = SkippedTool(index, _name_of(entry), problem_of_entry)
     # The SDK names every tool it rejects at once; the rounds only make sure that what is
     # left passes, as the SDK will check it again.

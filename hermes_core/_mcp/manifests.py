@@ -37,12 +37,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MANIFEST_FORMAT",
+    "MAX_SCHEMA_CHARACTERS",
     "MAX_SCHEMA_DEPTH",
     "ConnectFailure",
     "ManifestStore",
     "ServerManifest",
+    "listed_schema_problem",
     "manifest_key",
-    "schema_depth_problem",
+    "schema_problem",
     "tool_problem",
 ]
 
@@ -144,7 +146,7 @@ def tool_problem(entry: Mapping[str, Any]) -> str | None:
     A tool needs a non-empty ``name`` (it becomes part of ``mcp__<server>__<tool>``) and a JSON
     Schema object as ``inputSchema`` (its ``required`` a list of names, its ``properties`` an
     object); ``description`` and ``title`` are text, ``annotations`` and ``outputSchema``
-    objects, when given. Listings are screened with it (and :func:`schema_depth_problem`) as
+    objects, when given. Listings are screened with it (and :func:`listed_schema_problem`) as
     they come
     (:class:`~hermes_core._mcp.connection.ListingScreen`), so a manifest never holds such a
     tool.
@@ -174,14 +176,41 @@ def tool_problem(entry: Mapping[str, Any]) -> str | None:
     return None
 
 
-def schema_depth_problem(entry: Mapping[str, Any]) -> str | None:
-    """``inputSchema: nested more than 64 levels deep`` when a listed tool's ``inputSchema`` or
-    ``outputSchema`` nests deeper than :data:`MAX_SCHEMA_DEPTH`, else ``None``. Live listings
-    are screened with it (:func:`~hermes_core._mcp.listing.screen_tools`), so no manifest holds
-    such a tool; reading a manifest does not walk its schemas again (3 ms a 1,000 tools)."""
+MAX_SCHEMA_CHARACTERS = 131_072
+"""The most characters a tool's ``inputSchema`` or ``outputSchema`` may take as compact JSON.
+A schema goes whole into the model's context (``tool_describe``, and every request when the
+tool is visible), so one careless or hostile server could otherwise fill it. The largest real
+schemas measured (docs/mcp.md) take 27,955 characters (an operation of a SaaS API) and 5,077
+(among 527 tools of 70 MCP servers)."""
+
+
+def schema_problem(schema: Any, key: str = "inputSchema") -> str | None:
+    """Why hermes does not take the schema ``schema`` (``key`` names it in the line): nested
+    deeper than :data:`MAX_SCHEMA_DEPTH`, or more than :data:`MAX_SCHEMA_CHARACTERS` as
+    compact JSON; ``None`` when it is neither. The one rule for every schema that comes from
+    outside (an MCP server's listing, a connector gateway's answer)."""
+    if deeper_than(schema, MAX_SCHEMA_DEPTH):
+        return f"{key}: nested more than {MAX_SCHEMA_DEPTH} levels deep"
+    try:
+        size = len(json.dumps(schema, separators=(",", ":"), ensure_ascii=False))
+    except (TypeError, ValueError):  # not JSON data: an in-process caller's, left to the tool
+        return None
+    if size > MAX_SCHEMA_CHARACTERS:
+        return (
+            f"{key}: {size:,} characters as JSON, more than the {MAX_SCHEMA_CHARACTERS:,} "
+            "hermes passes to a model"
+        )
+    return None
+
+
+def listed_schema_problem(entry: Mapping[str, Any]) -> str | None:
+    """:func:`schema_problem` of a listed tool's ``inputSchema``, then its ``outputSchema``.
+    Live listings are screened with it (:func:`~hermes_core._mcp.listing.screen_tools`), so no
+    manifest holds such a tool; reading a manifest does not check its schemas again."""
     for key in ("inputSchema", "outputSchema"):
-        if deeper_than(entry.get(key), MAX_SCHEMA_DEPTH):
-            return f"{key}: nested more than {MAX_SCHEMA_DEPTH} levels deep"
+        problem = schema_problem(entry.get(key), key)
+        if problem is not None:
+            return problem
     return None
 
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from hermes_core._config import ConnectorsConfig
 from hermes_core._errors import HermesError
+from hermes_core._mcp.manifests import schema_problem
 from hermes_core._mcp.tools import annotations_of
 from hermes_core._paths import Environment
 from hermes_core._tools import HINTS_META, Tool, ToolResult
@@ -209,6 +210,7 @@ class Connectors:
             else:
                 log.info("%s", message)
             return ConnectorSearch(unavailable=reason, message=message)
+        answer = replace(answer, schemas=self._usable(answer.schemas))
         hits = [
             self._remote_tools(answer.results[index] if index < len(answer.results) else (), answer)
             for index in range(len(queries))
@@ -245,6 +247,20 @@ class Connectors:
             self._hints[name] = hints
         return RemoteTool(name, connector.lower(), schema.description, dict(schema.input_schema))
 
+    def _usable(self, schemas: Mapping[str, ConnectorSchema]) -> Mapping[str, ConnectorSchema]:
+        """``schemas`` without the ones hermes does not take (too deep or too large:
+        :func:`~hermes_core._mcp.manifests.schema_problem`), each warned about once; such a
+        tool is neither found nor described, as an MCP server's is not listed."""
+        refused = {
+            slug: problem
+            for slug, schema in schemas.items()
+            if (problem := schema_problem(schema.input_schema)) is not None
+        }
+        for slug, problem in refused.items():
+            skipped = f"the connector gateway serves a tool hermes cannot use, skipped: {slug}"
+            self._warn_once("schema", f"{skipped}: {problem}")
+        return {slug: each for slug, each in schemas.items() if slug not in refused}
+
     def _warn_twins(self, twins: Sequence[Twin]) -> None:
         for twin in twins:
             self._warn_once(
@@ -274,8 +290,9 @@ class Connectors:
                 not_found=unknown, error=failure_text(answer.failure, "describe")
             )
         tools: dict[str, RemoteTool] = {}
+        usable = self._usable(answer.schemas)
         for name, slugs in wanted.items():
-            schema = _schema_of(answer.schemas, slugs)
+            schema = _schema_of(usable, slugs)
             if schema is not None:
                 tools[name] = self._remote(name, slugs.connector, schema)
         return ConnectorDescription(tools, [name for name in names if name not in tools])

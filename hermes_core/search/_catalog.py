@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import time
@@ -21,6 +22,7 @@ from typing import Any
 from hermes_core._config import CatalogEntry
 from hermes_core._errors import ConfigError
 from hermes_core._gc_pause import collector_paused
+from hermes_core._mcp.manifests import MAX_SCHEMA_CHARACTERS, schema_problem
 from hermes_core._registry import Registry
 from hermes_core._tool_blocks import ToolBlock
 from hermes_core._tools import (
@@ -46,6 +48,8 @@ __all__ = [
     "register_catalogs",
     "tools_from_entries",
 ]
+
+logger = logging.getLogger(__name__)
 
 CATALOG_ONLY = "CATALOG_ONLY"
 """The error code of a call to a catalog tool."""
@@ -362,8 +366,17 @@ def read_catalog(
         if not isinstance(entries, Iterator):
             raise _not_an_array(entries, path)
         for name, description, schema, group in _checked(entries, path, server, None):
+            text = encode((description, schema))
+            # Only an entry this long can hold a schema over the cap: the others cost no more.
+            if len(text) > MAX_SCHEMA_CHARACTERS and (
+                bad := schema_problem(schema, "input_schema")
+            ):
+                logger.warning(
+                    "catalog %s lists a tool hermes cannot use, skipped: %r: %s", path, name, bad
+                )
+                continue
             names.append(name)
-            encoded.append(encode((description, schema)))
+            encoded.append(text)
             found = groups.get(group)
             if found is None:
                 found = groups[group] = len(groups)

@@ -4,6 +4,8 @@ entry by entry through the dispatcher (hooks, approvals, the interrupt), and con
 
 from __future__ import annotations
 
+import json
+import logging
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -100,6 +102,40 @@ async def test_describe_finds_a_tool_the_gateway_serves_under_its_literal_slug(
         )
 
     assert payload(result)["tools"]["connectors__gmail__DRAFT"]["description"] == "Draft an email"
+
+
+async def test_a_connector_tool_whose_schema_is_3_mb_is_not_described_or_found_with_one_warning(
+    tmp_path: Path,
+    start_gateway: Callable[[Mapping[str, Any]], Gateway],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    properties = {
+        f"field_{i}": {"type": "string", "description": "d" * 1_000} for i in range(3_000)
+    }
+    huge = {"type": "object", "properties": properties}
+    size = len(json.dumps(huge, separators=(",", ":"), ensure_ascii=False))
+    tools = [
+        {"slug": "GMAIL_DRAFT_EMAIL", "description": "Draft an email", "input_schema": huge},
+        {"slug": "GMAIL_SEND_EMAIL", "description": "Send an email"},
+    ]
+    gateway = start_gateway(fixture({"slug": "gmail", "tools": tools}))
+    caplog.set_level(logging.WARNING, logger="hermes_core.connectors")
+    draft = "connectors__gmail__DRAFT_EMAIL"
+    async with connector_host(tmp_path, gateway.url) as host:
+        session = host.new_session()
+        found = await host.dispatch("tool_search", {"queries": ["draft an email"]}, session)
+        described = await host.dispatch("tool_describe", {"names": [draft]}, session)
+        again = await host.dispatch("tool_describe", {"names": [draft]}, session)
+
+    assert draft not in json.dumps(payload(found).get("results"))
+    assert len(described.text_content) < 10_000
+    assert payload(described)["not_found"] == [draft]
+    assert payload(again)["not_found"] == [draft]
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    named = [line for line in warned if "GMAIL_DRAFT_EMAIL" in line]
+    assert len(named) == 1, warned
+    assert f"{size:,}" in named[0]
+    assert "131,072" in named[0]
 
 
 # The literal-slug retry -----------------------------------------------------------------------

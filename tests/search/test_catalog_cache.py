@@ -526,3 +526,39 @@ def test_a_cached_catalog_counts_its_groups_as_the_first_reading_does(
     assert cached.group_sizes() == first.group_sizes()
     assert sum(cached.group_sizes()) == len(cached)
     assert cached.group_positions() == first.group_positions()
+
+
+def test_a_catalog_tool_whose_schema_is_3_mb_is_skipped_with_one_warning(
+    hermes_host: Callable[..., Host],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    properties = {
+        f"field_{i}": {"type": "string", "description": "d" * 1_000} for i in range(3_000)
+    }
+    huge = {"type": "object", "properties": properties}
+    size = len(json.dumps(huge, separators=(",", ":"), ensure_ascii=False))
+    path = write_catalog(
+        tmp_path / "catalog.json",
+        [
+            {"name": "huge_tool", "description": "Create an issue.", "input_schema": huge},
+            {"name": "small_tool", "description": "Create a ticket."},
+        ],
+    )
+    caplog.set_level(logging.WARNING)
+    cold = hermes_host(config=catalog_config(path))
+    warm = hermes_host(config=catalog_config(path))
+
+    async def describe(host: Host) -> Any:
+        names = {"names": ["huge_tool", "small_tool"]}
+        return (await host.dispatch("tool_describe", names, host.new_session())).structured
+
+    for host in (cold, warm):
+        answer = anyio.run(describe, host)
+        assert list(answer["tools"]) == ["small_tool"]
+        assert answer["not_found"] == ["huge_tool"]
+    warned = [r.getMessage() for r in caplog.records if "huge_tool" in r.getMessage()]
+    assert len(warned) == 1, warned
+    assert str(path) in warned[0]
+    assert f"{size:,}" in warned[0]
+    assert "131,072" in warned[0]
