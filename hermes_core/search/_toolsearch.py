@@ -365,6 +365,11 @@ class ToolSearch:
         ]
         found = backend.search(query, limit, self.config.admission, extra)
         hits = [hit for hit in found if hit.name in keep][:wanted]
+        named = query.strip().lower()
+        if any(hit.name.lower() == named for hit in hits):
+            # The query named a tool: a backend that indexes names without their mcp__<server>__
+            # prefix would leave "mcp" unmatched and call it a word no tool holds.
+            return hits, [], set()
         unmatched = list(backend.unmatched_words(query, hits, extra))
         if not unmatched or not hits:
             return hits, unmatched, set(unmatched)
