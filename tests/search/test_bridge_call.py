@@ -283,6 +283,28 @@ def test_unknown_name_suggests_the_deferred_name_that_ends_the_same_way(bench: B
     assert "Did you mean 'mcp__github__create_issue'?" in error["error"]
 
 
+def test_a_bare_name_two_servers_share_is_answered_with_both_names(tmp_path: Path) -> None:
+    # Two servers list "search": guessing the first in alphabetical order sent the model to a
+    # server it may not have meant.
+    tools = [
+        mcp_tool("bee", "search", "Search the hive."),
+        mcp_tool("cee", "search", "Search the sea."),
+        mcp_tool("cee", "deep_search", "Search deeper."),
+    ]
+    host = real_host(tmp_path, tools, [])
+    try:
+        use_search(host, tool_search(host.registry))
+        for name in ("search", "mcp__dee__search"):
+            entry = {"name": name, "arguments": {}}
+            result = anyio.run(host.dispatcher.dispatch, "tool_call", {"calls": [entry]}, session())
+            assert _error(result)["error"] == (
+                f"unknown tool {name!r}. Did you mean one of 'mcp__bee__search', "
+                "'mcp__cee__search'? Send the full name."
+            )
+    finally:
+        host.close()
+
+
 def test_unknown_name_without_a_close_match_says_use_tool_search(bench: Bench) -> None:
     error = _error(bench.call({"calls": [{"name": "launch_rocket", "arguments": {}}]}))
     assert "use tool_search" in error["error"]
