@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
-from hermes_core._availability import Availability, closest_deferred_name
+from hermes_core._availability import Availability, describe_guesses
 from hermes_core._config import ToolSearchConfig
 from hermes_core._connector_names import CONNECTORS_TOOLSET, split_connector_name
 from hermes_core._dispatch import CallPlan
@@ -424,8 +424,9 @@ class ToolSearch:
         missing = self.availability.missing  # a plugin's tool: that plugin says why
         errors.update({n: why for n in not_found if missing and (why := missing(n))})
         not_found = [name for name in not_found if name not in errors]
-        granted = view.grant(session).deferred_by_name
-        guesses = {n: g for n in not_found if (g := closest_deferred_name(n, granted))}
+        guesses, ambiguous = describe_guesses(not_found, view.grant(session).deferred_by_name)
+        errors.update(ambiguous)
+        not_found = [name for name in not_found if name not in errors]
         result: dict[str, Any] = {"tools": ordered, "not_found": not_found, "errors": errors}
         result["did_you_mean"] = guesses  # a name sent without its prefix: the one to send
         return {key: value for key, value in result.items() if value}
