@@ -210,6 +210,18 @@ def test_a_batch_of_two_mcp_tools_is_refused_as_only_connector_tools_can_be_batc
     assert bench.ran == []
 
 
+def test_a_batch_repeating_one_tool_names_it_once_in_the_refusal(bench: Bench) -> None:
+    # A batch of 30 echoes was "this batch of 30 holds mcp__github__list_issues,
+    # mcp__github__list_issues, ..." five times over.
+    calls = [{"name": "mcp__github__list_issues"}] * 30 + [{"name": "mcp__github__create_issue"}]
+    error = _error(bench.call({"calls": calls}))
+    assert error["error"].startswith(
+        "only connector tools (connectors__...) can be batched, and this batch of 31 holds "
+        "mcp__github__list_issues, mcp__github__create_issue. Nothing was run."
+    ), error["error"]
+    assert bench.ran == []
+
+
 def _tool_call_schema(search: ToolSearch) -> dict[str, Any]:
     (tool,) = [tool for tool in search.bridge_tools() if tool.name == "tool_call"]
     return dict(tool.parameters)
