@@ -365,12 +365,13 @@ class ToolSearch:
         ]
         found = backend.search(query, limit, self.config.admission, extra)
         hits = [hit for hit in found if hit.name in keep][:wanted]
-        named = query.strip().lower()
-        if any(hit.name.lower() == named for hit in hits):
-            # The query named a tool: a backend that indexes names without their mcp__<server>__
-            # prefix would leave "mcp" unmatched and call it a word no tool holds.
-            return hits, [], set()
         unmatched = list(backend.unmatched_words(query, hits, extra))
+        if any(hit.name.lower() == query.strip().lower() for hit in hits):
+            unmatched = []  # the query is a tool's name (its case, its words split aside)
+        elif any(hit.name.startswith("mcp__") for hit in hits):
+            # A backend may index names without their mcp__<server>__ prefix: "mcp" (a name or
+            # a prefix copied from the listing) would be a word "no tool holds".
+            unmatched = [word for word in unmatched if word.lower() != "mcp"]
         if not unmatched or not hits:
             return hits, unmatched, set(unmatched)
         return hits, unmatched, set(backend.unmatched_words(query, [], extra))
