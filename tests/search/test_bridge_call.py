@@ -317,6 +317,24 @@ def test_a_bare_name_two_servers_share_is_answered_with_both_names(tmp_path: Pat
         host.close()
 
 
+def test_a_bare_name_two_servers_share_called_directly_suggests_both_first(
+    tmp_path: Path,
+) -> None:
+    # `hermes tools call search`, or a serve client: the closest names by spelling alone were
+    # web_search, tool_search and search_files, never the two servers' own "search".
+    tools = [mcp_tool("bee", "search", "Search the hive."), mcp_tool("cee", "search", "Sea.")]
+    host = real_host(tmp_path, tools, [])
+    try:
+        use_search(host, tool_search(host.registry))
+        result = anyio.run(host.dispatcher.dispatch, "search", {}, session())
+    finally:
+        host.close()
+    assert result.error_code == "UNKNOWN_TOOL"
+    assert result.text_content.startswith(
+        "There is no tool named 'search'. Did you mean: mcp__bee__search, mcp__cee__search, "
+    ), result.text_content
+
+
 def test_unknown_name_without_a_close_match_says_use_tool_search(bench: Bench) -> None:
     error = _error(bench.call({"calls": [{"name": "launch_rocket", "arguments": {}}]}))
     assert "use tool_search" in error["error"]
