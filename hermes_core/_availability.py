@@ -185,7 +185,9 @@ class Availability:
             )
         if why:
             return ToolResult.error("UNKNOWN_TOOL", f"There is no tool named {name!r}. {why}.")
-        close = difflib.get_close_matches(name, self._known(session), n=3)
+        known = self._known(session)
+        ending = closest_deferred_names(name, known) if "__" not in name else []
+        close = list(dict.fromkeys([*ending, *difflib.get_close_matches(name, known, n=3)]))[:3]
         hint = f" Did you mean: {', '.join(close)}?" if close else ""
         return ToolResult.error("UNKNOWN_TOOL", f"There is no tool named {name!r}.{hint}")
 
@@ -241,10 +243,10 @@ MAX_GUESSES = 5
 
 
 def closest_deferred_names(name: str, deferred: Iterable[str]) -> list[str]:
-    """The deferred names closest to ``name`` among those that end the same way (the part after
-    the last ``__``, or the whole name): one, or all of those as close (at most
-    :data:`MAX_GUESSES`, by name), such as every server's tool for a bare name that several
-    servers list (``search``); ``[]`` when none ends that way."""
+    """The names of ``deferred`` (or of any tools) closest to ``name`` among those that end the
+    same way (the part after the last ``__``, or the whole name): one, or all of those as close
+    (at most :data:`MAX_GUESSES`, by name), such as every server's tool for a bare name that
+    several servers list (``search``); ``[]`` when none ends that way."""
     tail = name.rsplit("__", 1)[-1]
     if not tail:
         return []
@@ -257,7 +259,7 @@ def closest_deferred_names(name: str, deferred: Iterable[str]) -> list[str]:
         # A bare name: each server's tool of exactly that name is as likely as the others,
         # however long its server's name.
         same = sorted(c for c in candidates if c.rsplit("__", 1)[-1] == name)
-        if len(same) > 1:
+        if same:
             return same[:MAX_GUESSES]
     ratios = {c: difflib.SequenceMatcher(None, name, c).ratio() for c in candidates}
     best = max(ratios.values(), default=None)
