@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Awaitable, Callable, Collection, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -43,7 +43,13 @@ if TYPE_CHECKING:
     from hermes_core._config import ToolsConfig
     from hermes_core._session import Session
 
-__all__ = ["Availability", "BridgeRoute", "closest_deferred_name"]
+__all__ = [
+    "Availability",
+    "BridgeRoute",
+    "closest_deferred_names",
+    "describe_guesses",
+    "unknown_name_guesses",
+]
 
 
 @dataclass(slots=True)
@@ -161,10 +167,12 @@ class Availability:
         if bridge is not None:
             if why:
                 return _bridge_refusal(f"unknown tool {name!r}: {why}", "UNKNOWN_TOOL")
-            guess = closest_deferred_name(name, bridge.deferred)
-            if guess is not None:
+            guesses = closest_deferred_names(name, bridge.deferred)
+            if guesses:
+                more = " Send the full name." if len(guesses) > 1 else ""
                 return _bridge_refusal(
-                    f"unknown tool {name!r}. Did you mean {guess!r}?", "UNKNOWN_TOOL"
+                    f"unknown tool {name!r}. Did you mean {unknown_name_guesses(guesses)}?{more}",
+                    "UNKNOWN_TOOL",
                 )
             return _bridge_refusal(
                 f"unknown tool {name!r}: use tool_search to find the exact name", "UNKNOWN_TOOL"
@@ -177,7 +185,9 @@ class Availability:
             )
         if why:
             return ToolResult.error("UNKNOWN_TOOL", f"There is no tool named {name!r}. {why}.")
-        close = difflib.get_close_matches(name, self._known(session), n=3)
+        known = self._known(session)
+        ending = closest_deferred_names(name, known) if "__" not in name else []
+        close = list(dict.fromkeys([*ending, *difflib.get_close_matches(name, known, n=3)]))[:3]
         hint = f" Did you mean: {', '.join(close)}?" if close else ""
         return ToolResult.error("UNKNOWN_TOOL", f"There is no tool named {name!r}.{hint}")
 
@@ -228,21 +238,54 @@ def _bridge_refusal(message: str, code: str) -> ToolResult:
     )
 
 
-def closest_deferred_name(name: str, deferred: Iterable[str]) -> str | None:
-    """The deferred name closest to ``name`` among those that end the same way (the part after
-    the last ``__``, or the whole name), or ``None``."""
+MAX_GUESSES = 5
+"""The most names one unknown name is answered with."""
+
+
+def closest_deferred_names(name: str, deferred: Iterable[str]) -> list[str]:
+    """The names of ``deferred`` (or of any tools) closest to ``name`` among those that end the
+    same way (the part after the last ``__``, or the whole name): one, or all of those as close
+    (at most :data:`MAX_GUESSES`, by name), such as every server's tool for a bare name that
+    several servers list (``search``); ``[]`` when none ends that way."""
     tail = name.rsplit("__", 1)[-1]
     if not tail:
-        return None
+        return []
     candidates = [
         candidate
         for candidate in deferred
         if candidate != name and (candidate == tail or candidate.endswith("_" + tail))
     ]
-    if not candidates:
-        return None
+    if "__" not in name:
+        # A bare name: each server's tool of exactly that name is as likely as the others,
+        # however long its server's name.
+        same = sorted(c for c in candidates if c.rsplit("__", 1)[-1] == name)
+        if same:
+            return same[:MAX_GUESSES]
+    ratios = {c: difflib.SequenceMatcher(None, name, c).ratio() for c in candidates}
+    best = max(ratios.values(), default=None)
+    return sorted(c for c, ratio in ratios.items() if ratio == best)[:MAX_GUESSES]
 
-    def likeness(candidate: str) -> tuple[float, str]:
-        return (-difflib.SequenceMatcher(None, name, candidate).ratio(), candidate)
 
-    return min(candidates, key=likeness)
+def unknown_name_guesses(guesses: Sequence[str]) -> str:
+    """``'a'`` for one guess, ``one of 'a', 'b'`` for several: what follows "did you mean"."""
+    if len(guesses) == 1:
+        return repr(guesses[0])
+    return "one of " + ", ".join(map(repr, guesses))
+
+
+def describe_guesses(
+    names: Sequence[str], deferred: Iterable[str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """For the names ``tool_describe`` did not find: the one deferred name to send for each
+    that has one (its ``did_you_mean``), and for each that several are as close to, an error
+    naming them (they go under ``errors``)."""
+    known = list(deferred) if names else []
+    guessed = {name: found for name in names if (found := closest_deferred_names(name, known))}
+    one = {name: found[0] for name, found in guessed.items() if len(found) == 1}
+    several = {
+        name: f"no tool has that name; did you mean {unknown_name_guesses(found)}? Send the "
+        "full name"
+        for name, found in guessed.items()
+        if len(found) > 1
+    }
+    return one, several

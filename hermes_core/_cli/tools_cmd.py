@@ -137,7 +137,8 @@ def assemble_command(context_length: int | None, style: str, as_json: bool, refr
     click.echo(f"tools ({len(names)}): {', '.join(names)}")
     if listing:
         click.echo("")
-        click.echo(listing)
+        # Servers' descriptions: shown, never obeyed (--json has the listing exact).
+        click.echo(printable_lines(listing))
 
 
 def _tool_name(rendered: dict[str, Any]) -> str:
@@ -229,7 +230,7 @@ def describe_command(names: tuple[str, ...], as_json: bool, refresh: bool) -> No
             where = " (in the model's tool list)" if described.get("visible") else ""
             # A server's text: shown, never obeyed (an escape sequence, a bidi override).
             description = printable_lines(str(described.get("description", "")))
-            click.echo(f"{printable(name)}{where}\n  {description}")
+            click.echo(f"{printable(name)}{where}\n  " + description.replace("\n", "\n  "))
             schema = json.dumps(described.get("parameters", {}), indent=2, ensure_ascii=False)
             click.echo("  parameters: " + printable_lines(schema).replace("\n", "\n  "))
         # A plugin's manifest, a gateway's error: text from outside.

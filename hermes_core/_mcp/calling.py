@@ -15,7 +15,11 @@ from hermes_core._tools import ToolResult
 if TYPE_CHECKING:
     from hermes_core._mcp.connection import McpConnection
 
-__all__ = ["call_connected"]
+__all__ = ["MAX_ARGUMENTS_DEPTH", "call_connected"]
+
+MAX_ARGUMENTS_DEPTH = 200
+"""The deepest arguments sent to a server: the SDK's encoder gives up some 255 levels down, and
+when it does in its writer the connection closes (every later call finds the server down)."""
 
 
 async def call_connected(
@@ -30,12 +34,19 @@ async def call_connected(
     from mcp import MCPError
 
     from hermes_core._mcp.failures import describe_failure
+    from hermes_core._mcp.manifests import deeper_than
     from hermes_core._mcp.results import (
         normalize_call_result,
         protocol_error_result,
         timeout_result,
     )
 
+    if deeper_than(dict(arguments), MAX_ARGUMENTS_DEPTH):
+        return ToolResult.error(
+            "INVALID_ARGUMENTS",
+            f"the arguments of {tool!r} (MCP server {server!r}) nest more than "
+            f"{MAX_ARGUMENTS_DEPTH} levels deep; nothing was sent: send them less deeply nested",
+        )
     timeout = config.timeout
     # The SDK bounds each request by the timeout; this bounds the whole call (the SDK may send
     # more than one request for it), so the timeout counts the call and nothing else.

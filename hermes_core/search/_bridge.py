@@ -362,7 +362,7 @@ def batch_rule(entries: Sequence[CallEntry]) -> dict[str, Any] | None:
     entry as the exact shape to retry with; ``None`` when the entries may run."""
     if len(entries) <= 1:
         return None
-    others = [entry.name for entry in entries if not is_connector_name(entry.name)]
+    others = list(dict.fromkeys(e.name for e in entries if not is_connector_name(e.name)))
     if others:
         shape = _retry_shape(entries[0])
         return refusal(

@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
-from hermes_core._availability import Availability, closest_deferred_name
+from hermes_core._availability import Availability, describe_guesses
 from hermes_core._config import ToolSearchConfig
 from hermes_core._connector_names import CONNECTORS_TOOLSET, split_connector_name
 from hermes_core._dispatch import CallPlan
@@ -366,6 +366,12 @@ class ToolSearch:
         found = backend.search(query, limit, self.config.admission, extra)
         hits = [hit for hit in found if hit.name in keep][:wanted]
         unmatched = list(backend.unmatched_words(query, hits, extra))
+        if any(hit.name.lower() == query.strip().lower() for hit in hits):
+            unmatched = []  # the query is a tool's name (its case, its words split aside)
+        elif any(hit.name.startswith("mcp__") for hit in hits):
+            # A backend may index names without their mcp__<server>__ prefix: "mcp" (a name or
+            # a prefix copied from the listing) would be a word "no tool holds".
+            unmatched = [word for word in unmatched if word.lower() != "mcp"]
         if not unmatched or not hits:
             return hits, unmatched, set(unmatched)
         return hits, unmatched, set(backend.unmatched_words(query, [], extra))
@@ -419,8 +425,9 @@ class ToolSearch:
         missing = self.availability.missing  # a plugin's tool: that plugin says why
         errors.update({n: why for n in not_found if missing and (why := missing(n))})
         not_found = [name for name in not_found if name not in errors]
-        granted = view.grant(session).deferred_by_name
-        guesses = {n: g for n in not_found if (g := closest_deferred_name(n, granted))}
+        guesses, ambiguous = describe_guesses(not_found, view.grant(session).deferred_by_name)
+        errors.update(ambiguous)
+        not_found = [name for name in not_found if name not in errors]
         result: dict[str, Any] = {"tools": ordered, "not_found": not_found, "errors": errors}
         result["did_you_mean"] = guesses  # a name sent without its prefix: the one to send
         return {key: value for key, value in result.items() if value}

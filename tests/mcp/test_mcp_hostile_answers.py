@@ -1,12 +1,14 @@
 """Hostile answers of a stdio MCP server: what a real server child process writes on its output
 cannot make hermes hold more than a bounded amount of it, and a server that breaks the bound is
-ended with a reason that names it."""
+ended with a reason that names it. Arguments too deeply nested to send (a hostile model's) are
+refused before they reach the connection."""
 
 from __future__ import annotations
 
 import logging
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import anyio
 import pytest
@@ -16,6 +18,7 @@ from realservers import (
     call,
     live_pids,
     start_listening,
+    toolbox_entry,
     wait_until,
 )
 
@@ -397,3 +400,35 @@ def test_the_id_of_a_deep_answer_is_read_as_the_server_wrote_it(
     line = b'{"jsonrpc": "2.0", "result": ' + deep + b', "id": ' + ident + b"}"
 
     assert _answered_id(line) == expected
+
+
+@pytest.mark.parametrize("depth", [255, 900])
+async def test_arguments_too_deep_to_send_are_refused_and_the_server_stays_connected(
+    env: Environment, depth: int
+) -> None:
+    # A model's arguments nested some 255 levels deep broke the SDK's encoder: the connection
+    # closed mid-call and every later call found the server "still connecting".
+    nested: Any = []
+    for _ in range(depth - 1):
+        nested = [nested]
+    async with McpSupervisor({"box": toolbox_entry(timeout=20)}, env) as mcp:
+        result = await mcp.call_tool("box", "echo", {"text": "deep", "nested": nested})
+        assert mcp.status()["box"].state == "connected"
+        echoed = await mcp.call_tool("box", "echo", {"text": "still here"})
+    assert result.is_error
+    assert result.error_code == "INVALID_ARGUMENTS"
+    message = result.error_message or ""
+    assert message == (
+        "the arguments of 'echo' (MCP server 'box') nest more than 200 levels deep; nothing "
+        "was sent: send them less deeply nested"
+    ), message
+    assert echoed.text_content == "echo: still here"
+
+
+async def test_arguments_nested_100_levels_deep_still_reach_the_server(env: Environment) -> None:
+    nested: Any = []
+    for _ in range(98):
+        nested = [nested]
+    async with McpSupervisor({"box": toolbox_entry(timeout=20)}, env) as mcp:
+        result = await mcp.call_tool("box", "echo", {"text": "deep", "nested": nested})
+    assert result.text_content == "echo: deep"

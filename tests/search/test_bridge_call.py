@@ -210,6 +210,18 @@ def test_a_batch_of_two_mcp_tools_is_refused_as_only_connector_tools_can_be_batc
     assert bench.ran == []
 
 
+def test_a_batch_repeating_one_tool_names_it_once_in_the_refusal(bench: Bench) -> None:
+    # A batch of 30 echoes was "this batch of 30 holds mcp__github__list_issues,
+    # mcp__github__list_issues, ..." five times over.
+    calls = [{"name": "mcp__github__list_issues"}] * 30 + [{"name": "mcp__github__create_issue"}]
+    error = _error(bench.call({"calls": calls}))
+    assert error["error"].startswith(
+        "only connector tools (connectors__...) can be batched, and this batch of 31 holds "
+        "mcp__github__list_issues, mcp__github__create_issue. Nothing was run."
+    ), error["error"]
+    assert bench.ran == []
+
+
 def _tool_call_schema(search: ToolSearch) -> dict[str, Any]:
     (tool,) = [tool for tool in search.bridge_tools() if tool.name == "tool_call"]
     return dict(tool.parameters)
@@ -281,6 +293,46 @@ def test_unknown_name_suggests_the_deferred_name_that_ends_the_same_way(bench: B
     )
     error = _error(bench.call({"calls": [{"name": "mcp__gh__create_issue", "arguments": {}}]}))
     assert "Did you mean 'mcp__github__create_issue'?" in error["error"]
+
+
+def test_a_bare_name_two_servers_share_is_answered_with_both_names(tmp_path: Path) -> None:
+    # Two servers list "search": guessing the first in alphabetical order sent the model to a
+    # server it may not have meant.
+    tools = [
+        mcp_tool("bee", "search", "Search the hive."),
+        mcp_tool("cee", "search", "Search the sea."),
+        mcp_tool("cee", "deep_search", "Search deeper."),
+    ]
+    host = real_host(tmp_path, tools, [])
+    try:
+        use_search(host, tool_search(host.registry))
+        for name in ("search", "mcp__dee__search"):
+            entry = {"name": name, "arguments": {}}
+            result = anyio.run(host.dispatcher.dispatch, "tool_call", {"calls": [entry]}, session())
+            assert _error(result)["error"] == (
+                f"unknown tool {name!r}. Did you mean one of 'mcp__bee__search', "
+                "'mcp__cee__search'? Send the full name."
+            )
+    finally:
+        host.close()
+
+
+def test_a_bare_name_two_servers_share_called_directly_suggests_both_first(
+    tmp_path: Path,
+) -> None:
+    # `hermes tools call search`, or a serve client: the closest names by spelling alone were
+    # web_search, tool_search and search_files, never the two servers' own "search".
+    tools = [mcp_tool("bee", "search", "Search the hive."), mcp_tool("cee", "search", "Sea.")]
+    host = real_host(tmp_path, tools, [])
+    try:
+        use_search(host, tool_search(host.registry))
+        result = anyio.run(host.dispatcher.dispatch, "search", {}, session())
+    finally:
+        host.close()
+    assert result.error_code == "UNKNOWN_TOOL"
+    assert result.text_content.startswith(
+        "There is no tool named 'search'. Did you mean: mcp__bee__search, mcp__cee__search, "
+    ), result.text_content
 
 
 def test_unknown_name_without_a_close_match_says_use_tool_search(bench: Bench) -> None:

@@ -104,6 +104,17 @@ def test_a_name_without_its_server_prefix_is_not_found_with_the_name_to_send() -
     assert _describe(tool_search(_registry()), ["op_1"], conversation) == {"not_found": ["op_1"]}
 
 
+def test_a_bare_name_two_servers_share_is_an_error_naming_both() -> None:
+    tools = [mcp_tool("bee", "search", "Search the hive."), mcp_tool("cee", "search", "Sea.")]
+    answer = _describe(tool_search(registry_of(tools)), ["search"])
+    assert answer == {
+        "errors": {
+            "search": "no tool has that name; did you mean one of 'mcp__bee__search', "
+            "'mcp__cee__search'? Send the full name"
+        }
+    }
+
+
 def test_a_misnamed_names_key_is_named_with_the_call_to_send_instead() -> None:
     describe_tool = tool_search(_registry()).bridge_tools()[1]
     assert describe_tool.handler is not None

@@ -228,6 +228,35 @@ def test_a_word_only_tools_outside_the_matches_hold_is_unmatched_but_never_calle
     assert "None of these matches contains 'slack', but other tools do" in result["hint"]
 
 
+def test_a_query_that_is_a_tools_exact_name_leaves_no_word_unmatched() -> None:
+    # The name is indexed without its mcp__ prefix: "mcp" was left unmatched, and the hint
+    # told the model that no tool contains it, of the very tool it named.
+    search = tool_search(_registry())
+    for query in ("mcp__github__create_issue", " MCP__GitHub__Create_Issue "):
+        (result,) = _search(search, [query])["results"]
+
+        assert result["matches"][0] == "mcp__github__create_issue"
+        assert result["unmatched"] == []
+        assert "hint" not in result
+
+
+def test_mcp_in_a_query_is_matched_by_any_mcp_tool_and_other_words_still_judged() -> None:
+    # A server's prefix as the listing shows it ("mcp__github"), or "mcp" as a word: it is in
+    # every MCP tool's name, never a service the model is missing.
+    search = tool_search(_registry())
+    (result,) = _search(search, ["mcp__github__"])["results"]
+    assert result["matches"][0].startswith("mcp__github__")
+    assert (result["unmatched"], "hint" in result) == ([], False)
+
+    (result,) = _search(search, ["mcp__github quokka"])["results"]
+    assert result["unmatched"] == ["quokka"]
+    (result,) = _search(search, ["mcp github issue"])["results"]
+    assert result["unmatched"] == []
+    # Where no match is an MCP tool, "mcp" is judged as any other word.
+    (result,) = _search(search, ["mcp weather forecast"], 1)["results"]
+    assert (result["matches"], result["unmatched"]) == (["forecast"], ["mcp"])
+
+
 def test_a_word_no_tool_holds_is_called_absent_beside_one_held_elsewhere() -> None:
     answer = _search(tool_search(_registry()), ["github create issue slack quokka"], 1)
 
