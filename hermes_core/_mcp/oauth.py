@@ -31,8 +31,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncGenerator
+from contextlib import AsyncExitStack
 from urllib.parse import urlsplit
 
+import anyio
 import httpx2
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.utils import union_scopes
@@ -123,20 +125,72 @@ class _Provider(OAuthClientProvider):
         self.extra_scope = extra_scope
         self.interactive = interactive
         self.sign_in_needed: SignInNeeded | None = None
+        self._loaded = False
+        self._turn: AsyncExitStack | None = None
+        """This process's turn at refreshing (:meth:`TokenFile.turn`), while a refresh runs."""
+        self._turn_task: int | None = None
+
+    @property
+    def _initialized(self) -> bool:
+        """Never, for the SDK's flow: it then calls :meth:`_initialize` at every request."""
+        return False
+
+    @_initialized.setter
+    def _initialized(self, value: bool) -> None:
+        pass
 
     async def _initialize(self) -> None:
-        await super()._initialize()
-        # The SDK knows a token's expiry only from the answer that brought it; the stored
-        # expiry and endpoints let a later process refresh it instead of using it expired.
-        if self.context.current_tokens is not None:
+        # The SDK's flow calls this under its lock right before it decides to refresh, at every
+        # request (_initialized): the last moment to take the tokens another process saved,
+        # and the turn a refresh is made in, held until its answer is saved.
+        if not self._loaded:
+            await super()._initialize()
+            self._loaded = True
+            # The SDK knows a token's expiry only from the answer that brought it; the stored
+            # expiry and endpoints let a later process refresh it instead of using it expired.
+            if self.context.current_tokens is not None:
+                self.context.token_expiry_time = self.store.expires_at
+            metadata, resource = self.store.metadata()
+            if self.context.oauth_metadata is None:
+                self.context.oauth_metadata = metadata
+            if self.context.protected_resource_metadata is None and resource is not None:
+                self.context.protected_resource_metadata = resource
+                if resource.authorization_servers:
+                    self.context.auth_server_url = str(resource.authorization_servers[0])
+        if not self._refresh_next():
+            return
+        await self._take_turn()
+        self._take_newer()
+        if not self._refresh_next():  # another process's tokens are good: no refresh
+            await self._end_turn()
+
+    def _refresh_next(self) -> bool:
+        """Whether the SDK's flow refreshes the tokens next (its own test)."""
+        return not self.context.is_token_valid() and self.context.can_refresh_token()
+
+    def _take_newer(self) -> None:
+        """Take the tokens another hermes process saved since this one read them: its refresh
+        used up the refresh token held here, when the server rotates them. An unexpired access
+        token among them needs no refresh; else the refresh sends the newest refresh token."""
+        tokens = self.store.newer_tokens(self.context.current_tokens)
+        if tokens is not None:
+            self.context.current_tokens = tokens
             self.context.token_expiry_time = self.store.expires_at
-        metadata, resource = self.store.metadata()
-        if self.context.oauth_metadata is None:
-            self.context.oauth_metadata = metadata
-        if self.context.protected_resource_metadata is None and resource is not None:
-            self.context.protected_resource_metadata = resource
-            if resource.authorization_servers:
-                self.context.auth_server_url = str(resource.authorization_servers[0])
+
+    async def _take_turn(self) -> None:
+        turn = AsyncExitStack()
+        try:
+            await turn.enter_async_context(self.store.turn())
+        except OSError as exc:  # the save says it too; the refresh goes on without the turn
+            log.warning("MCP server %r: the sign-in file cannot be locked: %s", self.server, exc)
+            return
+        self._turn, self._turn_task = turn, anyio.get_current_task().id
+
+    async def _end_turn(self, *, of_this_task: bool = False) -> None:
+        if self._turn is None or (of_this_task and self._turn_task != anyio.get_current_task().id):
+            return
+        turn, self._turn = self._turn, None
+        await turn.aclose()
 
     async def _auth_flow(
         self, request: httpx2.Request
@@ -160,6 +214,7 @@ class _Provider(OAuthClientProvider):
                 return
             finally:
                 await flow.aclose()
+                await self._end_turn(of_this_task=True)  # a refresh cut short ends it too
             if not refused:
                 return
             if refreshed or not self.context.can_refresh_token():
@@ -196,7 +251,10 @@ class _Provider(OAuthClientProvider):
         await super()._handle_token_response(response)
 
     async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
-        refreshed = await super()._handle_refresh_response(response)
+        try:
+            refreshed = await super()._handle_refresh_response(response)  # saved in the turn
+        finally:
+            await self._end_turn()
         if not refreshed:
             log.info("MCP server %r: refreshing the sign-in failed", self.server)
         return refreshed

@@ -5,15 +5,18 @@ removes it without the SDK's flow (:func:`token_path`, :func:`sign_in_fingerprin
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+import anyio
 from mcp.shared.auth import (
     OAuthClientInformationFull,
     OAuthMetadata,
@@ -78,6 +81,10 @@ def url_without_user(url: str) -> str:
     return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
+_TURNS: set[Path] = set()
+"""The lock files this process holds for a refresh (:meth:`TokenFile.turn`); the refreshes of
+one sign-in take turns in a process too (each waits for the lock in a worker thread)."""
+
 _Model = TypeVar("_Model", OAuthToken, OAuthClientInformationFull, OAuthMetadata)
 
 
@@ -101,6 +108,10 @@ class TokenFile:
     writes over what the other just saved; the rewrite of an older file too. Only a sign-in
     writes a file that no longer holds this URL's sign-in (removed by ``hermes mcp logout``,
     or another URL's): a refresh does not bring it back.
+
+    A refresh takes the same lock for its whole exchange (:meth:`turn`) and first reads the
+    file again (:meth:`newer_tokens`): an authorization server that rotates refresh tokens
+    refuses the one this process read at start once another process has refreshed it.
     """
 
     def __init__(
@@ -132,7 +143,7 @@ class TokenFile:
         data, old = self._stored()
         if old:  # written before URLs were kept without their secrets: no longer with them
             try:
-                with held_exclusively(self._lock):
+                with self._exclusively():
                     data, old = self._stored()  # another process may have saved it meanwhile
                     if old:
                         self._write(data)
@@ -164,7 +175,7 @@ class TokenFile:
             self._changed.add(key)
 
     def _save(self) -> None:
-        with held_exclusively(self._lock):
+        with self._exclusively():
             record, _old = self._stored()
             if not record and not self._keep_registration:
                 # Signed out (``hermes mcp logout``) or signed in to another URL since this
@@ -180,13 +191,26 @@ class TokenFile:
         self._record = record
         self._changed.clear()
 
+    def _exclusively(self) -> contextlib.AbstractContextManager[None]:
+        """The lock of the file for a save, unless this process holds it already: a turn at
+        refreshing (:meth:`turn`, of this file or of another connection's to the same
+        server), which waits for this save to go on; a second lock of its own would wait for
+        ever."""
+        if self._lock in _TURNS:
+            return contextlib.nullcontext()
+        return held_exclusively(self._lock)
+
     def _write(self, record: dict[str, Any]) -> None:
         record["url"] = self.url
         text = json.dumps(record, indent=2, sort_keys=True)
         write_atomically(self.path, text + "\n", mode=PRIVATE_FILE_MODE)
 
     def _model(self, key: str, model: type[_Model]) -> _Model | None:
-        value = self._record.get(key)
+        return self._record_model(self._record, key, model)
+
+    @staticmethod
+    def _record_model(record: dict[str, Any], key: str, model: type[_Model]) -> _Model | None:
+        value = record.get(key)
         if value is None:
             return None
         try:
@@ -239,6 +263,38 @@ class TokenFile:
         if scope and scope != self.wanted_scope and self._record.get("tokens"):
             self._set("wanted_scope", scope)
             self._save()
+
+    @contextlib.asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """This process's turn at refreshing the tokens: the lock every save takes, held for
+        the block (waited for in a worker thread: the event loop goes on meanwhile). Another
+        process refreshing the same sign-in waits for it, then finds the tokens saved in it
+        (:meth:`newer_tokens`) instead of sending a refresh token the server has replaced."""
+        with contextlib.ExitStack() as held:
+            await anyio.to_thread.run_sync(self._take_turn, held)
+            yield
+
+    def _take_turn(self, held: contextlib.ExitStack) -> None:
+        held.enter_context(held_exclusively(self._lock))
+        # Noted in the thread that took it: a save in the event loop meanwhile must not wait
+        # for a lock this process holds, while the turn waits for the loop.
+        _TURNS.add(self._lock)
+        held.callback(_TURNS.discard, self._lock)
+
+    def newer_tokens(self, held: OAuthToken | None) -> OAuthToken | None:
+        """The tokens the file holds now when they are not ``held`` (the ones this process
+        uses): another process refreshed them, or signed in again, since this one read them.
+        They become this process's, with their :attr:`expires_at`. ``None`` when the file holds
+        the same access token, or none for this URL (signed out: nothing comes back)."""
+        record, _old = self._stored()
+        stored = self._record_model(record, "tokens", OAuthToken)
+        if stored is None or "tokens" in self._changed:
+            return None
+        if held is not None and stored.access_token == held.access_token:
+            return None
+        self._record["tokens"] = record["tokens"]
+        self._record["expires_at"] = record.get("expires_at")
+        return stored
 
     async def get_tokens(self) -> OAuthToken | None:
         return self._model("tokens", OAuthToken)

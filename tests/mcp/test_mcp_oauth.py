@@ -17,6 +17,7 @@ import httpx
 import pytest
 from realservers import HttpServer, start_listening
 
+from hermes_core._atomic_write import held_exclusively
 from hermes_core._config import Config, InvalidConfig
 from hermes_core.testing import HermesCli
 
@@ -28,14 +29,17 @@ TOOL = "mcp__sec__whoami"
 
 @pytest.fixture(scope="module")
 def oauth_server() -> Iterator[Callable[..., str]]:
-    """The OAuth-protected server with ``token_lifetime`` seconds per access token; returns its
-    MCP URL. One server per lifetime serves the module's tests: each test's hermes has a home of
-    its own, so it registers a client of its own and holds tokens no other test sees."""
-    started: dict[int, tuple[subprocess.Popen[bytes], str]] = {}
+    """The OAuth-protected server with ``token_lifetime`` seconds per access token (and
+    ``revoke_on_refresh``: a refresh revokes the access token issued with the refresh token it
+    used); returns its MCP URL. One server per kind serves the module's tests: each test's
+    hermes has a home of its own, so it registers a client of its own and holds tokens no other
+    test sees."""
+    started: dict[tuple[int, bool], tuple[subprocess.Popen[bytes], str]] = {}
 
-    def start(token_lifetime: int = 3600) -> str:
-        if token_lifetime in started:
-            return started[token_lifetime][1]
+    def start(token_lifetime: int = 3600, *, revoke_on_refresh: bool = False) -> str:
+        kind = (token_lifetime, revoke_on_refresh)
+        if kind in started:
+            return started[kind][1]
         process, port = start_listening(
             lambda port: [
                 sys.executable,
@@ -43,12 +47,13 @@ def oauth_server() -> Iterator[Callable[..., str]]:
                 str(port),
                 "--token-lifetime",
                 str(token_lifetime),
+                *(["--revoke-on-refresh"] if revoke_on_refresh else []),
             ],
             "the OAuth server",
             seconds=90,
         )
-        started[token_lifetime] = (process, f"http://127.0.0.1:{port}/mcp")
-        return started[token_lifetime][1]
+        started[kind] = (process, f"http://127.0.0.1:{port}/mcp")
+        return started[kind][1]
 
     yield start
     for process, _ in started.values():
@@ -338,3 +343,167 @@ def test_login_to_a_server_that_asks_for_no_sign_in_says_so(
     assert "did not ask for sign-in" in login.stdout
     assert _opened(cli) == []
     assert not _token_file(cli).exists()
+
+
+# Two processes, one rotating refresh token -------------------------------------------------------
+
+_HOLDER = """
+import sys
+import time
+
+import anyio
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from hermes_core._config import McpServerConfig
+from hermes_core._mcp.oauth import auth_for
+from hermes_core._paths import Environment
+
+
+async def main(url: str) -> None:
+    auth = auth_for("sec", McpServerConfig(url=url), Environment.from_process())
+    assert auth is not None
+    async with (
+        create_mcp_http_client(auth=auth) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        print("ready", flush=True)
+        while line := (await anyio.to_thread.run_sync(sys.stdin.readline)).strip():
+            if line == "expire":  # its clock passed the expiry of the token it holds
+                auth.context.token_expiry_time = time.time() - 1
+                print("expired", flush=True)
+                continue
+            try:
+                result = await session.call_tool("whoami", {})
+            except Exception as exc:  # noqa: BLE001 - the test reads what the user would
+                print("failed:", auth.sign_in_needed or repr(exc), flush=True)
+            else:
+                print("called:", result.content[0].text, flush=True)
+
+
+anyio.run(main, sys.argv[1])
+"""
+
+
+class _Holder:
+    """A hermes process that stays up with the sign-in it read at start (a ``hermes serve``
+    or a chat): one connection to the server, one provider, driven a line at a time."""
+
+    def __init__(self, cli: HermesCli, url: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, url],
+            cwd=cli.work,
+            env=cli.variables(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.answer() == "ready"
+
+    def answer(self) -> str:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline().strip()
+        assert line, f"the holder ended (exit {self.process.wait(timeout=60)})"
+        return line
+
+    def send(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def ask(self, line: str) -> str:
+        self.send(line)
+        return self.answer()
+
+    def close(self) -> None:
+        self.process.communicate(timeout=60)  # an empty line ends it
+        assert self.process.returncode == 0
+
+
+def _expire_stored(cli: HermesCli) -> None:
+    """The stored access token's expiry passed (as the clock would have it)."""
+    record = json.loads(_token_file(cli).read_text(encoding="utf-8"))
+    record["expires_at"] = time.time() - 60
+    _token_file(cli).write_text(json.dumps(record), encoding="utf-8")
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_process_whose_refresh_token_another_rotated_takes_the_saved_tokens(
+    tmp_path: Path, oauth_server: Callable[..., str]
+) -> None:
+    url = oauth_server()
+    cli = _cli(tmp_path, url)
+    cli.run("mcp", "login", "sec", env=_browser(cli))
+    holder = _Holder(cli, url)  # holds the login's tokens, R1
+    try:
+        assert holder.ask("call") == "called: a signed-in client"
+        _expire_stored(cli)
+        cli.run("tools", "call", TOOL, "{}", "--yes")  # refreshes: R2 saved, R1 dead
+        rotated = _tokens(cli)
+
+        # Its own token expires: the file holds a newer one, used without a refresh.
+        assert holder.ask("expire") == "expired"
+        assert holder.ask("call") == "called: a signed-in client"
+        assert _tokens(cli) == rotated
+
+        # That one expires too: refreshed with the newest refresh token, R2.
+        _expire_stored(cli)
+        assert holder.ask("expire") == "expired"
+        assert holder.ask("call") == "called: a signed-in client"
+        assert _tokens(cli)["refresh_token"] not in (rotated["refresh_token"], "")
+    finally:
+        holder.close()
+    assert len(_opened(cli)) == 1  # the login's: no sign-in since
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_two_processes_refreshing_one_refresh_token_at_once_both_go_on(
+    tmp_path: Path, oauth_server: Callable[..., str]
+) -> None:
+    # The loser's old access token is refused too: it cannot go on with it by mistake.
+    url = oauth_server(revoke_on_refresh=True)
+    cli = _cli(tmp_path, url)
+    cli.run("mcp", "login", "sec", env=_browser(cli))
+    holders = [_Holder(cli, url), _Holder(cli, url)]  # both hold R1
+    try:
+        _expire_stored(cli)
+        # Both ask while the file is held (a third process saving): both then refresh at once.
+        with held_exclusively(_token_file(cli).with_name(".sec.json.lock")):
+            for holder in holders:
+                assert holder.ask("expire") == "expired"
+                holder.send("call")
+        assert [holder.answer() for holder in holders] == ["called: a signed-in client"] * 2
+        assert holders[0].ask("call") == holders[1].ask("call") == "called: a signed-in client"
+    finally:
+        for holder in holders:
+            holder.close()
+    assert len(_opened(cli)) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_an_access_token_revoked_by_another_process_refresh_is_replaced_by_the_saved_one(
+    tmp_path: Path, oauth_server: Callable[..., str]
+) -> None:
+    # Servers that revoke the access token of a refresh token they rotate: the one held here,
+    # not yet expired, is refused (401); the tokens the other process saved are taken.
+    url = oauth_server(revoke_on_refresh=True)
+    cli = _cli(tmp_path, url)
+    cli.run("mcp", "login", "sec", env=_browser(cli))
+    holder = _Holder(cli, url)
+    try:
+        assert holder.ask("call") == "called: a signed-in client"
+        _expire_stored(cli)
+        cli.run("tools", "call", TOOL, "{}", "--yes")  # refreshes: A1 and R1 revoked
+        rotated = _tokens(cli)
+
+        assert holder.ask("call") == "called: a signed-in client"
+        assert _tokens(cli) == rotated  # taken as saved, not refreshed again
+    finally:
+        holder.close()
+    assert len(_opened(cli)) == 1

@@ -136,3 +136,50 @@ def test_a_refresh_for_the_old_url_keeps_a_sign_in_to_the_new_one(tmp_path: Path
     record = json.loads(path.read_text(encoding="utf-8"))
     assert record["url"] == new_url
     assert record["tokens"]["access_token"] == "at-new-url"
+
+
+_TWO_CONNECTIONS = """
+import sys
+from pathlib import Path
+
+import anyio
+from mcp.shared.auth import OAuthToken
+
+from hermes_core._mcp.tokens import TokenFile
+
+
+async def main(path: Path, url: str) -> None:
+    refreshing, stepping_up = (
+        TokenFile(path, url, None, redirect_uri="http://127.0.0.1/cb", keep_registration=False)
+        for _ in range(2)
+    )
+    async with refreshing.turn():
+        stepping_up.want_scope("read write")  # another connection to the server, meanwhile
+        await refreshing.set_tokens(OAuthToken(access_token="at-refreshed", token_type="Bearer"))
+    async with stepping_up.turn():  # then the other one's turn
+        found = stepping_up.newer_tokens(None)
+    print(found.access_token if found is not None else "none")
+
+
+anyio.run(main, Path(sys.argv[1]), sys.argv[2])
+"""
+
+
+def test_a_save_during_a_refresh_of_the_same_sign_in_in_one_process_goes_on(
+    tmp_path: Path,
+) -> None:
+    # Two connections to one server in a process: the lock the refresh holds is this
+    # process's; a save of the other one waiting for it would wait for ever.
+    path = tmp_path / "mcp-auth" / "remote.json"
+    signed_in(path, URL, "at-first")
+    process = subprocess.Popen(
+        [sys.executable, "-c", _TWO_CONNECTIONS, str(path), URL],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+    assert finished(process) == "at-refreshed"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    assert record["tokens"]["access_token"] == "at-refreshed"
+    assert record["wanted_scope"] == "read write"

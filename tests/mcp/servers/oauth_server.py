@@ -2,10 +2,12 @@
 (protected-resource metadata, authorization-server metadata, dynamic client registration, PKCE,
 refresh tokens) in one process on 127.0.0.1, with a ``whoami`` tool.
 
-``python oauth_server.py PORT [--token-lifetime SECONDS]``. The authorization endpoint approves
-at once (it redirects to the client's redirect URI with a code): a browser that follows
-redirects stands for the user clicking "allow". Access tokens live ``--token-lifetime`` seconds
-(expired ones are refused), so a client must refresh them.
+``python oauth_server.py PORT [--token-lifetime SECONDS] [--revoke-on-refresh]``. The
+authorization endpoint approves at once (it redirects to the client's redirect URI with a
+code): a browser that follows redirects stands for the user clicking "allow". Access tokens live
+``--token-lifetime`` seconds (expired ones are refused), so a client must refresh them. Refresh
+tokens rotate: a refresh returns a new one and the one it used is refused from then on; with
+``--revoke-on-refresh`` the access token issued with it is refused too.
 """
 
 from __future__ import annotations
@@ -30,8 +32,11 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 class ApprovingProvider:
     """An in-memory authorization server that approves every authorization request."""
 
-    def __init__(self, lifetime: int) -> None:
+    def __init__(self, lifetime: int, revoke_on_refresh: bool = False) -> None:
         self.lifetime = lifetime
+        self.revoke_on_refresh = revoke_on_refresh
+        self.issued_with: dict[str, str] = {}
+        """The access token issued with each refresh token."""
         self.clients: dict[str, OAuthClientInformationFull] = {}
         self.codes: dict[str, AuthorizationCode] = {}
         self.access: dict[str, AccessToken] = {}
@@ -73,6 +78,7 @@ class ApprovingProvider:
             token=access, client_id=client_id, scopes=scopes, expires_at=expires
         )
         self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes)
+        self.issued_with[refresh] = access
         return OAuthToken(
             access_token=access,
             token_type="Bearer",
@@ -99,6 +105,9 @@ class ApprovingProvider:
         scopes: list[str],
     ) -> OAuthToken:
         del self.refresh[refresh_token.token]
+        issued = self.issued_with.pop(refresh_token.token, None)
+        if self.revoke_on_refresh and issued is not None:
+            self.access.pop(issued, None)
         return self._issue(refresh_token.client_id, scopes or refresh_token.scopes)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
@@ -112,11 +121,11 @@ class ApprovingProvider:
         self.refresh.pop(token.token, None)
 
 
-def build(port: int, lifetime: int) -> MCPServer:
+def build(port: int, lifetime: int, revoke_on_refresh: bool = False) -> MCPServer:
     base = f"http://127.0.0.1:{port}"
     server = MCPServer(
         "signed-in",
-        auth_server_provider=ApprovingProvider(lifetime),
+        auth_server_provider=ApprovingProvider(lifetime, revoke_on_refresh),
         auth=AuthSettings(
             issuer_url=base,
             resource_server_url=f"{base}/mcp",
@@ -140,6 +149,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("port", type=int)
     parser.add_argument("--token-lifetime", type=int, default=3600)
+    parser.add_argument("--revoke-on-refresh", action="store_true")
     options = parser.parse_args()
-    app = build(options.port, options.token_lifetime).streamable_http_app()
+    app = build(
+        options.port, options.token_lifetime, options.revoke_on_refresh
+    ).streamable_http_app()
     uvicorn.run(app, host="127.0.0.1", port=options.port, log_level="warning")
