@@ -12,7 +12,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -33,6 +32,7 @@ from hermes_core._tools import (
     ToolResult,
 )
 from hermes_core.search import _catalog_cache as catalog_cache
+from hermes_core.search._json_array import parsed_entries
 
 __all__ = [
     "CATALOG_ONLY",
@@ -87,44 +87,6 @@ def _not_an_array(entries: Any, path: Path) -> ConfigError:
     return ConfigError(
         f"a catalog must be a JSON array of tools, not {type(entries).__name__}", path=path
     )
-
-
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
-
-
-def _parsed_entries(text: str) -> Iterator[Any] | Any:
-    """The entries of the catalog ``text``: when it is a JSON array, an iterator that parses
-    them one at a time, so that only the entry being read is held parsed (330,000 tools with
-    real input schemas took 2 GB parsed whole); anything else parsed whole, for the caller to
-    refuse. Raises :class:`json.JSONDecodeError` where :func:`json.loads` would (the
-    iterator, when it comes to the error)."""
-    at = _WHITESPACE.match(text).end()  # type: ignore[union-attr]
-    if not text.startswith("[", at):
-        return json.loads(text)
-    return _array_items(text, at + 1)
-
-
-def _array_items(text: str, at: int) -> Iterator[Any]:
-    skip = _WHITESPACE.match
-    at = skip(text, at).end()  # type: ignore[union-attr]
-    if text.startswith("]", at):
-        end = at + 1
-    else:
-        while True:
-            item, at = _DECODER.raw_decode(text, at)
-            yield item
-            at = skip(text, at).end()  # type: ignore[union-attr]
-            if text.startswith(",", at):
-                at = skip(text, at + 1).end()  # type: ignore[union-attr]
-                continue
-            if text.startswith("]", at):
-                end = at + 1
-                break
-            raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
-    end = skip(text, end).end()  # type: ignore[union-attr]
-    if end != len(text):  # where json.loads says the extra data begins
-        raise json.JSONDecodeError("Extra data", text, end)
 
 
 def checked_entries(
@@ -362,7 +324,7 @@ def read_catalog(
     group_ids: list[int] = []
     groups: dict[str, int] = {}
     try:
-        entries = _parsed_entries(text)
+        entries = parsed_entries(text)
         if not isinstance(entries, Iterator):
             raise _not_an_array(entries, path)
         for name, description, schema, group in _checked(entries, path, server, None):
