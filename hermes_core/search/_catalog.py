@@ -21,7 +21,12 @@ from typing import Any
 from hermes_core._config import CatalogEntry
 from hermes_core._errors import ConfigError
 from hermes_core._gc_pause import collector_paused
-from hermes_core._mcp.manifests import MAX_SCHEMA_CHARACTERS, schema_problem
+from hermes_core._mcp.manifests import (
+    MAX_SCHEMA_CHARACTERS,
+    capped_description,
+    description_problem,
+    schema_problem,
+)
 from hermes_core._registry import Registry
 from hermes_core._tool_blocks import ToolBlock
 from hermes_core._tools import (
@@ -137,6 +142,14 @@ def _checked(
         description = entry.get("description", "")
         if not isinstance(description, str):
             raise _field_error(path, index, "description", "must be a string")
+        if (too_long := description_problem(description)) is not None:
+            logger.warning(
+                "catalog %s lists a tool whose description is too long, shortened: %r: %s",
+                path,
+                name,
+                too_long,
+            )
+            description = capped_description(description)
         schema = entry.get("input_schema", {"type": "object", "properties": {}})
         if type(schema) is not dict and not isinstance(schema, Mapping):
             raise _field_error(path, index, "input_schema", "must be a JSON Schema object")

@@ -48,7 +48,7 @@ def _shortened(description: str) -> None:
     assert len(description) > MAX_DESCRIPTION_CHARACTERS - 200
     body, _, note = description.rpartition("...")
     assert LONG.startswith(body)
-    assert body.endswith("labels.")  # cut at a word
+    assert LONG[len(body)] == " "  # cut at a word
     assert f"description cut at {MAX_DESCRIPTION_CHARACTERS:,} characters" in note
     assert f"{len(LONG):,}" in note
 
