@@ -7,7 +7,8 @@ tool before the SDK reads it (:class:`ListingScreen`): a tool that hermes
 (:func:`~hermes_core._mcp.manifests.tool_problem`, the rule manifests are read with, and a
 schema nested too deep or too large: :func:`~hermes_core._mcp.manifests.listed_schema_problem`)
 or the SDK's schema of the negotiated protocol version rejects is skipped with one warning
-line, and the others are listed (:func:`list_all_tools`).
+line, and the others are listed (:func:`list_all_tools`); a description over the cap is
+shortened, with one warning line too.
 """
 
 from __future__ import annotations
@@ -25,13 +26,19 @@ from mcp_types.methods import validate_server_result
 from pydantic import ValidationError
 
 from hermes_core._mcp.failures import McpConnectError, detail_line
-from hermes_core._mcp.manifests import listed_schema_problem, tool_problem
+from hermes_core._mcp.manifests import (
+    capped_description,
+    description_problem,
+    listed_schema_problem,
+    tool_problem,
+)
 
 __all__ = [
     "FALLBACK_VERSION",
     "MAX_LIST_PAGES",
     "MAX_SERVER_TOOLS",
     "ListingScreen",
+    "ShortenedTool",
     "SkippedTool",
     "list_all_tools",
     "screen_tools",
@@ -63,6 +70,11 @@ class SkippedTool:
         listed on the pages before this one."""
         where = f"tools[{self.index + offset}]"
         return f"{self.name!r} ({where})" if self.name else f"{where} (no name)"
+
+
+class ShortenedTool(SkippedTool):
+    """A listed tool kept with its description shortened (``problem`` says how long it was:
+    :func:`~hermes_core._mcp.manifests.description_problem`)."""
 
 
 def _name_of(entry: Any) -> str | None:
@@ -97,10 +109,12 @@ def _rejected_by_sdk(
 
 def screen_tools(
     result: Mapping[str, Any], version: str | None
-) -> tuple[list[Any], list[SkippedTool]]:
+) -> tuple[list[Any], list[SkippedTool], list[ShortenedTool]]:
     """The tools of one ``tools/list`` answer (``result``, its ``tools`` a list) that hermes
-    and the SDK can use, and the skipped ones in listing order. An error that names no tool
-    (the answer itself is malformed) is left for the SDK to report."""
+    and the SDK can use, each description over the cap shortened
+    (:func:`~hermes_core._mcp.manifests.capped_description`); the skipped ones and the
+    shortened ones, in listing order. An error that names no tool (the answer itself is
+    malformed) is left for the SDK to report."""
     tools: list[Any] = result["tools"]
     skipped: dict[int, SkippedTool] = {}
     for index, entry in enumerate(tools):
@@ -121,8 +135,16 @@ def screen_tools(
         for position, problem in rejected.items():
             index = candidates[position]
             skipped[index] = SkippedTool(index, _name_of(tools[index]), problem)
-    kept = [entry for index, entry in enumerate(tools) if index not in skipped]
-    return kept, sorted(skipped.values(), key=lambda tool: tool.index)
+    kept: list[Any] = []
+    cut: list[ShortenedTool] = []
+    for index, entry in enumerate(tools):
+        if index in skipped:
+            continue
+        if (too_long := description_problem(entry.get("description"))) is not None:
+            cut.append(ShortenedTool(index, _name_of(entry), too_long))
+            entry = {**entry, "description": capped_description(entry["description"])}
+        kept.append(entry)
+    return kept, sorted(skipped.values(), key=lambda tool: tool.index), cut
 
 
 class ListingScreen:
@@ -130,9 +152,9 @@ class ListingScreen:
 
     The connection's write stream reports each message the client sends (:meth:`sent`); its
     read stream passes each message the server sends through :meth:`received`, which answers
-    a ``tools/list`` without the tools hermes or the SDK cannot use. ``version`` gives the
-    negotiated protocol version of the connection to ``server``. The skipped tools are kept
-    until :meth:`take_skipped`.
+    a ``tools/list`` without the tools hermes or the SDK cannot use, long descriptions
+    shortened. ``version`` gives the negotiated protocol version of the connection to
+    ``server``. The skipped and the shortened tools are kept until :meth:`take_skipped`.
     """
 
     def __init__(self, server: str, version: Callable[[], str | None]) -> None:
@@ -140,6 +162,7 @@ class ListingScreen:
         self._version = version
         self._pending: set[str | int] = set()
         self._skipped: list[SkippedTool] = []
+        self._shortened: list[ShortenedTool] = []
 
     def sent(self, item: SessionMessage) -> None:
         """Note the id of a ``tools/list`` request."""
@@ -162,22 +185,25 @@ class ListingScreen:
         if not isinstance(message.result.get("tools"), list):
             return item
         try:
-            kept, skipped = screen_tools(message.result, self._version())
+            kept, skipped, cut = screen_tools(message.result, self._version())
         except Exception:  # the SDK reads the answer as it came, and reports what it finds
             log.exception(
                 "screening the tools/list answer of MCP server %r failed; passed on as it is",
                 self._server,
             )
             return item
-        if not skipped:
+        if not skipped and not cut:
             return item
         self._skipped.extend(skipped)
+        self._shortened.extend(cut)
         answer = message.model_copy(update={"result": {**message.result, "tools": kept}})
         return dataclasses.replace(item, message=answer)
 
-    def take_skipped(self) -> list[SkippedTool]:
-        """The tools skipped since the last call, in the order they were listed."""
-        taken, self._skipped = self._skipped, []
+    def take_skipped(self) -> tuple[list[SkippedTool], list[ShortenedTool]]:
+        """The tools skipped and the tools shortened since the last call, each in the order
+        they were listed."""
+        taken = self._skipped, self._shortened
+        self._skipped, self._shortened = [], []
         return taken
 
 
@@ -203,10 +229,17 @@ async def list_all_tools(
     cursor: str | None = None
     for pages in range(1, MAX_LIST_PAGES + 1):
         page = await client.list_tools(cursor=cursor, cache_mode="bypass")
-        skipped = screen.take_skipped() if screen is not None else []
+        skipped, cut = screen.take_skipped() if screen is not None else ([], [])
         for tool in skipped:
             log.warning(
                 "MCP server %r lists a tool hermes cannot use, skipped: %s: %s",
+                server,
+                tool.describe(listed),
+                tool.problem,
+            )
+        for tool in cut:
+            log.warning(
+                "MCP server %r lists a tool whose description is too long, shortened: %s: %s",
                 server,
                 tool.describe(listed),
                 tool.problem,

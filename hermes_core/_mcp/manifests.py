@@ -31,17 +31,21 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core._atomic_write import write_atomically
 from hermes_core._cache_files import cache_dir_blocked
+from hermes_core._terminal_cells import shortened
 
 if TYPE_CHECKING:
     from hermes_core._config import McpServerConfig
 
 __all__ = [
     "MANIFEST_FORMAT",
+    "MAX_DESCRIPTION_CHARACTERS",
     "MAX_SCHEMA_CHARACTERS",
     "MAX_SCHEMA_DEPTH",
     "ConnectFailure",
     "ManifestStore",
     "ServerManifest",
+    "capped_description",
+    "description_problem",
     "listed_schema_problem",
     "manifest_key",
     "schema_problem",
@@ -212,6 +216,38 @@ def listed_schema_problem(entry: Mapping[str, Any]) -> str | None:
         if problem is not None:
             return problem
     return None
+
+
+MAX_DESCRIPTION_CHARACTERS = 16_384
+"""The most characters of a tool's description hermes passes to a model (``tool_describe``,
+and every request when the tool is visible). The longest real descriptions measured
+(docs/mcp.md) take 8,018 characters (a ToolBench endpoint) and 3,866 (among 527 tools of 70 MCP
+servers). A parameter's description is inside the schema, bounded by
+:data:`MAX_SCHEMA_CHARACTERS`."""
+
+
+def description_problem(description: Any) -> str | None:
+    """Why the description ``description`` is shortened (more than
+    :data:`MAX_DESCRIPTION_CHARACTERS`), in one line; ``None`` when it is taken whole. The one
+    rule for every description that comes from outside, with :func:`capped_description`."""
+    if not isinstance(description, str) or len(description) <= MAX_DESCRIPTION_CHARACTERS:
+        return None
+    return (
+        f"description: {len(description):,} characters, more than the "
+        f"{MAX_DESCRIPTION_CHARACTERS:,} hermes passes to a model"
+    )
+
+
+def capped_description(description: str) -> str:
+    """``description`` whole, or, over :data:`MAX_DESCRIPTION_CHARACTERS`, cut at a word (or
+    between two letters) and ended with ``...`` and a note of the cut, in that many characters
+    at most: the tool still works, and the model and the reader see that text is missing."""
+    if len(description) <= MAX_DESCRIPTION_CHARACTERS:
+        return description
+    note = (
+        f" (description cut at {MAX_DESCRIPTION_CHARACTERS:,} characters, of {len(description):,})"
+    )
+    return shortened(description, MAX_DESCRIPTION_CHARACTERS - len(note)) + note
 
 
 def check_listing(value: Any) -> tuple[Mapping[str, Any], ...]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from hermes_core._config import McpServerConfig
 from hermes_core._mcp.filters import ToolFilter
+from hermes_core._mcp.manifests import capped_description
 from hermes_core._mcp.names import mcp_tool_name, mcp_toolset
 from hermes_core._tools import Tool, ToolAnnotations, ToolHandler
 
@@ -100,7 +101,9 @@ def tool_from_spec(
     schema = spec.get("inputSchema")
     return Tool(
         name=mcp_tool_name(server, name),
-        description=_text(spec, "description") or title or "",
+        # A live listing is shortened (and warned about) as it comes; this keeps a manifest
+        # written before the cap, or a long title standing in, from passing a long text on.
+        description=capped_description(_text(spec, "description") or title or ""),
         parameters=schema if isinstance(schema, Mapping) else {"type": "object"},
         handler=handler,
         toolset=mcp_toolset(server),

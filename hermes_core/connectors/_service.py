@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from hermes_core._config import ConnectorsConfig
 from hermes_core._errors import HermesError
-from hermes_core._mcp.manifests import schema_problem
+from hermes_core._mcp.manifests import capped_description, description_problem, schema_problem
 from hermes_core._mcp.tools import annotations_of
 from hermes_core._paths import Environment
 from hermes_core._tools import HINTS_META, Tool, ToolResult
@@ -250,7 +250,9 @@ class Connectors:
     def _usable(self, schemas: Mapping[str, ConnectorSchema]) -> Mapping[str, ConnectorSchema]:
         """``schemas`` without the ones hermes does not take (too deep or too large:
         :func:`~hermes_core._mcp.manifests.schema_problem`), each warned about once; such a
-        tool is neither found nor described, as an MCP server's is not listed."""
+        tool is neither found nor described, as an MCP server's is not listed. A description
+        over the cap is shortened (:func:`~hermes_core._mcp.manifests.capped_description`),
+        warned about once too."""
         refused = {
             slug: problem
             for slug, schema in schemas.items()
@@ -259,7 +261,13 @@ class Connectors:
         for slug, problem in refused.items():
             skipped = f"the connector gateway serves a tool hermes cannot use, skipped: {slug}"
             self._warn_once("schema", f"{skipped}: {problem}")
-        return {slug: each for slug, each in schemas.items() if slug not in refused}
+        usable = {slug: each for slug, each in schemas.items() if slug not in refused}
+        for slug, each in usable.items():
+            if (too_long := description_problem(each.description)) is not None:
+                cut = "the connector gateway serves a tool whose description is too long"
+                self._warn_once("description", f"{cut}, shortened: {slug}: {too_long}")
+                usable[slug] = replace(each, description=capped_description(each.description))
+        return usable
 
     def _warn_twins(self, twins: Sequence[Twin]) -> None:
         for twin in twins:

@@ -12,7 +12,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -22,7 +21,12 @@ from typing import Any
 from hermes_core._config import CatalogEntry
 from hermes_core._errors import ConfigError
 from hermes_core._gc_pause import collector_paused
-from hermes_core._mcp.manifests import MAX_SCHEMA_CHARACTERS, schema_problem
+from hermes_core._mcp.manifests import (
+    MAX_SCHEMA_CHARACTERS,
+    capped_description,
+    description_problem,
+    schema_problem,
+)
 from hermes_core._registry import Registry
 from hermes_core._tool_blocks import ToolBlock
 from hermes_core._tools import (
@@ -33,6 +37,7 @@ from hermes_core._tools import (
     ToolResult,
 )
 from hermes_core.search import _catalog_cache as catalog_cache
+from hermes_core.search._json_array import parsed_entries
 
 __all__ = [
     "CATALOG_ONLY",
@@ -89,44 +94,6 @@ def _not_an_array(entries: Any, path: Path) -> ConfigError:
     )
 
 
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
-
-
-def _parsed_entries(text: str) -> Iterator[Any] | Any:
-    """The entries of the catalog ``text``: when it is a JSON array, an iterator that parses
-    them one at a time, so that only the entry being read is held parsed (330,000 tools with
-    real input schemas took 2 GB parsed whole); anything else parsed whole, for the caller to
-    refuse. Raises :class:`json.JSONDecodeError` where :func:`json.loads` would (the
-    iterator, when it comes to the error)."""
-    at = _WHITESPACE.match(text).end()  # type: ignore[union-attr]
-    if not text.startswith("[", at):
-        return json.loads(text)
-    return _array_items(text, at + 1)
-
-
-def _array_items(text: str, at: int) -> Iterator[Any]:
-    skip = _WHITESPACE.match
-    at = skip(text, at).end()  # type: ignore[union-attr]
-    if text.startswith("]", at):
-        end = at + 1
-    else:
-        while True:
-            item, at = _DECODER.raw_decode(text, at)
-            yield item
-            at = skip(text, at).end()  # type: ignore[union-attr]
-            if text.startswith(",", at):
-                at = skip(text, at + 1).end()  # type: ignore[union-attr]
-                continue
-            if text.startswith("]", at):
-                end = at + 1
-                break
-            raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
-    end = skip(text, end).end()  # type: ignore[union-attr]
-    if end != len(text):  # where json.loads says the extra data begins
-        raise json.JSONDecodeError("Extra data", text, end)
-
-
 def checked_entries(
     entries: Any,
     path: Path,
@@ -175,6 +142,14 @@ def _checked(
         description = entry.get("description", "")
         if not isinstance(description, str):
             raise _field_error(path, index, "description", "must be a string")
+        if (too_long := description_problem(description)) is not None:
+            logger.warning(
+                "catalog %s lists a tool whose description is too long, shortened: %r: %s",
+                path,
+                name,
+                too_long,
+            )
+            description = capped_description(description)
         schema = entry.get("input_schema", {"type": "object", "properties": {}})
         if type(schema) is not dict and not isinstance(schema, Mapping):
             raise _field_error(path, index, "input_schema", "must be a JSON Schema object")
@@ -362,7 +337,7 @@ def read_catalog(
     group_ids: list[int] = []
     groups: dict[str, int] = {}
     try:
-        entries = _parsed_entries(text)
+        entries = parsed_entries(text)
         if not isinstance(entries, Iterator):
             raise _not_an_array(entries, path)
         for name, description, schema, group in _checked(entries, path, server, None):

@@ -75,11 +75,12 @@ logger = logging.getLogger(__name__)
 
 CACHE_FOLDER: Final = "catalogs"
 """The folder of the cache directory catalog files are kept in."""
-FORMAT_VERSION: Final = 3
+FORMAT_VERSION: Final = 4
 """The layout of the file, and the checks its contents passed; a file of another version is
 ignored. (2: an entry naming another server than ``tools.catalogs[].server`` is refused, so a
 file cached under 1 may hold one; 3: an entry whose schema is over the size cap is left out,
-so a file cached under 2 may hold one.)"""
+so a file cached under 2 may hold one; 4: a description over the size cap is shortened, so a
+file cached under 3 may hold one whole.)"""
 RACY_NS: Final = 2_000_000_000
 """A catalog changed less than this before it was read (the coarsest timestamp granularity of
 common filesystems, FAT's 2 s) may change again unseen by stat: its cache is checked by hash."""

@@ -138,6 +138,40 @@ async def test_a_connector_tool_whose_schema_is_3_mb_is_not_described_or_found_w
     assert "131,072" in named[0]
 
 
+async def test_a_connector_tool_described_in_3_mb_is_shortened_with_one_warning(
+    tmp_path: Path,
+    start_gateway: Callable[[Mapping[str, Any]], Gateway],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    long = "Draft an email to a contact. " * 100_000
+    tools = [
+        {"slug": "GMAIL_DRAFT_EMAIL", "description": long},
+        {"slug": "GMAIL_SEND_EMAIL", "description": "Send an email"},
+    ]
+    gateway = start_gateway(fixture({"slug": "gmail", "tools": tools}))
+    caplog.set_level(logging.WARNING, logger="hermes_core.connectors")
+    draft = "connectors__gmail__DRAFT_EMAIL"
+    async with connector_host(tmp_path, gateway.url) as host:
+        session = host.new_session()
+        found = await host.dispatch("tool_search", {"queries": ["draft an email"]}, session)
+        described = await host.dispatch("tool_describe", {"names": [draft]}, session)
+        again = await host.dispatch("tool_describe", {"names": [draft]}, session)
+
+    assert draft in json.dumps(payload(found).get("results"))
+    for answer in (described, again):
+        description = payload(answer)["tools"][draft]["description"]
+        assert 16_000 < len(description) <= 16_384
+        body, _, note = description.rpartition("...")
+        assert body.endswith("contact.")
+        assert long.startswith(body)
+        assert "description cut at 16,384 characters" in note
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    named = [line for line in warned if "GMAIL_DRAFT_EMAIL" in line]
+    assert len(named) == 1, warned
+    assert f"{len(long):,}" in named[0]
+    assert "16,384" in named[0]
+
+
 # The literal-slug retry -----------------------------------------------------------------------
 
 

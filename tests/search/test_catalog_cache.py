@@ -562,3 +562,38 @@ def test_a_catalog_tool_whose_schema_is_3_mb_is_skipped_with_one_warning(
     assert str(path) in warned[0]
     assert f"{size:,}" in warned[0]
     assert "131,072" in warned[0]
+
+
+def test_a_catalog_tool_described_in_3_mb_is_shortened_between_letters_with_one_warning(
+    hermes_host: Callable[..., Host],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    long = "e\u0301" * 1_500_000  # no word to cut at: each letter carries its accent
+    path = write_catalog(
+        tmp_path / "catalog.json",
+        [
+            {"name": "wordy_tool", "description": long},
+            {"name": "small_tool", "description": "Create a ticket."},
+        ],
+    )
+    caplog.set_level(logging.WARNING)
+    cold = hermes_host(config=catalog_config(path))
+    warm = hermes_host(config=catalog_config(path))
+
+    async def describe(host: Host) -> Any:
+        names = {"names": ["wordy_tool", "small_tool"]}
+        return (await host.dispatch("tool_describe", names, host.new_session())).structured
+
+    for host in (cold, warm):
+        described = anyio.run(describe, host)["tools"]["wordy_tool"]["description"]
+        assert 16_000 < len(described) <= 16_384
+        body, _, note = described.rpartition("...")
+        assert body.endswith("e\u0301")
+        assert long.startswith(body)
+        assert "description cut at 16,384 characters" in note
+    warned = [r.getMessage() for r in caplog.records if "wordy_tool" in r.getMessage()]
+    assert len(warned) == 1, warned
+    assert str(path) in warned[0]
+    assert f"{len(long):,}" in warned[0]
+    assert "16,384" in warned[0]
