@@ -80,3 +80,27 @@ def test_a_time_the_clock_shows_twice_in_autumn_runs_once(berlin: None, tmp_path
         "2027-11-01T02:30:00+01:00",
         "2027-11-02T02:30:00+01:00",
     ]
+
+
+def test_a_job_of_every_hour_runs_in_both_hours_the_clock_shows_twice(
+    berlin: None, tmp_path: Path
+) -> None:
+    assert runs(CronJobs(tmp_path), "0 * * * *", "2027-10-31T01:30:00+02:00", 4) == [
+        "2027-10-31T02:00:00+02:00",
+        "2027-10-31T02:00:00+01:00",  # an hour later: it runs each hour that passes
+        "2027-10-31T03:00:00+01:00",
+        "2027-10-31T04:00:00+01:00",
+    ]
+
+
+def test_a_zone_tz_cannot_name_keeps_the_offset_of_the_moment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TZ", "CET-1CEST,M3.5.0,M10.5.0/3")  # a POSIX rule: no zone file
+    time.tzset()
+    try:
+        job = CronJobs(tmp_path).create("0 9 * * *", "Sum up", now=at("2027-06-01T08:00:00+02:00"))
+        assert shown(job.next_run) == "2027-06-01T09:00:00+02:00"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
