@@ -533,6 +533,49 @@ def test_a_store_that_is_not_sqlite_is_an_error_naming_the_file(jobs: CronJobs) 
     assert str(jobs.path) in str(refused.value)
 
 
+HOLD_LOCK = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+for statement in sys.argv[2:]:
+    db.execute(statement)
+db.execute("UPDATE jobs SET name = name")
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.mark.parametrize(
+    "lock",
+    [["BEGIN IMMEDIATE"], ["PRAGMA locking_mode=EXCLUSIVE", "BEGIN EXCLUSIVE"]],
+    ids=["a write under way", "an exclusive lock"],
+)
+def test_a_store_another_process_keeps_locked_is_an_error_naming_the_file_and_what_to_do(
+    tmp_path: Path, lock: list[str]
+) -> None:
+    home = tmp_path / "home"
+    CronJobs(home).create("every 1h", "Sum up the logs", now=T0)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(home / "cron" / "jobs.db"), *lock],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "held\n"
+        jobs = CronJobs(home, lock_wait=0.2)
+        for change in (lambda: jobs.create("every 1h", "Another", now=T0), jobs.recover):
+            with pytest.raises(JobError) as refused:
+                change()
+            message = str(refused.value)
+            assert message.startswith(f"store: {home / 'cron' / 'jobs.db'} is locked by ")
+            assert "try again" in message
+            assert "\n" not in message
+    finally:
+        holder.communicate("")
+    assert [job.prompt for job in CronJobs(home).jobs()] == ["Sum up the logs"]
+
+
 # hermes cron, through the agent loop --------------------------------------------------------
 
 
