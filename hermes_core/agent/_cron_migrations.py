@@ -16,7 +16,7 @@ from typing import Final
 from hermes_core._private_files import private_database
 from hermes_core.agent._cron_schedule import JobError
 
-__all__ = ["add_later_columns", "open_store"]
+__all__ = ["LOCK_WAIT", "add_later_columns", "open_store", "store_error"]
 
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -31,19 +31,37 @@ CREATE TABLE IF NOT EXISTS runs (
 """
 
 
-def open_store(path: Path) -> sqlite3.Connection:
+LOCK_WAIT: Final = 30.0
+"""How long (seconds) opening or changing the store waits for another process's lock."""
+
+
+def open_store(path: Path, lock_wait: float = LOCK_WAIT) -> sqlite3.Connection:
     """A connection to the job store ``path`` (made, ``0600``, on first use; in WAL mode),
-    its tables and later columns there; a file that cannot be one is a :class:`JobError`."""
+    its tables and later columns there; a file that cannot be one, or that another process
+    keeps locked past ``lock_wait`` seconds, is a :class:`JobError` (:func:`store_error`)."""
     try:
         private_database(path)  # the prompts and the answers: 0600 with its -wal
-        db = sqlite3.connect(path, timeout=30, isolation_level=None)
+        db = sqlite3.connect(path, timeout=lock_wait, isolation_level=None)
         db.row_factory = sqlite3.Row
         db.execute("PRAGMA journal_mode=WAL")
         db.executescript(_SCHEMA)
         add_later_columns(db)
     except (sqlite3.DatabaseError, OSError) as bad:
-        raise JobError("store", f"{path} cannot be read as a job store: {bad}") from None
+        raise store_error(path, bad, lock_wait) from None
     return db
+
+
+def store_error(path: Path, bad: Exception, lock_wait: float) -> JobError:
+    """The error of the store ``path`` that ``bad`` stopped: a lock held past ``lock_wait``
+    seconds is no damage (the file is sound, another process is writing or holds it)."""
+    if isinstance(bad, sqlite3.OperationalError) and "locked" in str(bad):
+        return JobError(
+            "store",
+            f"{path} is locked by another process (still after {lock_wait:g} s): try again; "
+            "if it stays locked, stop the process that holds it (a sqlite3 shell, a stuck "
+            "hermes)",
+        )
+    return JobError("store", f"{path} cannot be read as a job store: {bad}")
 
 
 LATER_COLUMNS: Final = (("cwd", "TEXT"), ("model", "TEXT"))

@@ -37,7 +37,7 @@ from hermes_core.agent._cron_fields import (
     check_name,
     check_prompt,
 )
-from hermes_core.agent._cron_migrations import open_store
+from hermes_core.agent._cron_migrations import LOCK_WAIT, open_store, store_error
 from hermes_core.agent._cron_rows import (
     CronJob,
     CronRun,
@@ -78,10 +78,12 @@ def _gone(owner: object) -> bool:
 
 
 class CronJobs:
-    """The jobs and runs of the home ``home`` (``home/cron/jobs.db``, made on first use)."""
+    """The jobs and runs of the home ``home`` (``home/cron/jobs.db``, made on first use); a
+    change waits up to ``lock_wait`` seconds for another process's write to end."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, *, lock_wait: float = LOCK_WAIT) -> None:
         self.path = home / "cron" / "jobs.db"
+        self.lock_wait = lock_wait
 
     def not_run(self, env: Environment, subject: str = "this job") -> str | None:
         """``"<subject> will not run: <why>"`` for the jobs of a home inside the project while
@@ -96,7 +98,10 @@ class CronJobs:
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One transaction that takes the write lock at once (``BEGIN IMMEDIATE``)."""
         with closing(self._connect()) as db:
-            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as bad:
+                raise store_error(self.path, bad, self.lock_wait) from None
             try:
                 yield db
             except BaseException:
@@ -105,7 +110,7 @@ class CronJobs:
             db.execute("COMMIT")
 
     def _connect(self) -> sqlite3.Connection:
-        return open_store(self.path)
+        return open_store(self.path, self.lock_wait)
 
     # Jobs ------------------------------------------------------------------------------------
 
