@@ -9,7 +9,9 @@ a job's session that is never given the ``cronjob`` tool. The daemon in real sub
 from __future__ import annotations
 
 import json
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -574,6 +576,38 @@ def test_a_store_another_process_keeps_locked_is_an_error_naming_the_file_and_wh
     finally:
         holder.communicate("")
     assert [job.prompt for job in CronJobs(home).jobs()] == ["Sum up the logs"]
+
+
+def test_a_store_that_cannot_grow_is_a_one_line_error_and_keeps_the_jobs_it_had(
+    hermes_cli: HermesCli,
+) -> None:
+    """No disk fills here: a file size limit (RLIMIT_FSIZE) fails the store's writes as a full
+    disk does, in the process of the command alone."""
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+
+    hermes_cli.run("cron", "create", "every 1h", "Sum up the logs")
+    for number in range(20):
+        done = subprocess.run(
+            hermes_cli.command("cron", "create", "every 1h", "a" * 19000 + str(number)),
+            env=hermes_cli.variables(),
+            cwd=hermes_cli.work,
+            preexec_fn=small_files,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if done.returncode:
+            break
+    assert done.returncode == 2, done.stderr
+    store = hermes_cli.home / "cron" / "jobs.db"
+    assert done.stderr.startswith(f"hermes: error: store: {store} could not be written ")
+    assert "free some space" in done.stderr
+    assert done.stderr.count("\n") == 1
+    prompts = [job.prompt for job in CronJobs(hermes_cli.home).jobs()]
+    assert prompts == ["Sum up the logs"] + ["a" * 19000 + str(n) for n in range(number)]
 
 
 # hermes cron, through the agent loop --------------------------------------------------------
