@@ -53,13 +53,20 @@ def open_store(path: Path, lock_wait: float = LOCK_WAIT) -> sqlite3.Connection:
 
 def store_error(path: Path, bad: Exception, lock_wait: float) -> JobError:
     """The error of the store ``path`` that ``bad`` stopped: a lock held past ``lock_wait``
-    seconds is no damage (the file is sound, another process is writing or holds it)."""
+    seconds, or a write that failed (a full disk), is no damage (the file is sound, its last
+    transaction rolled back)."""
     if isinstance(bad, sqlite3.OperationalError) and "locked" in str(bad):
         return JobError(
             "store",
             f"{path} is locked by another process (still after {lock_wait:g} s): try again; "
             "if it stays locked, stop the process that holds it (a sqlite3 shell, a stuck "
             "hermes)",
+        )
+    if isinstance(bad, sqlite3.OperationalError) and ("full" in str(bad) or "I/O" in str(bad)):
+        return JobError(
+            "store",
+            f"{path} could not be written ({bad}): free some space on its disk and try again; "
+            "nothing was changed",
         )
     return JobError("store", f"{path} cannot be read as a job store: {bad}")
 

@@ -104,10 +104,13 @@ class CronJobs:
                 raise store_error(self.path, bad, self.lock_wait) from None
             try:
                 yield db
-            except BaseException:
-                db.execute("ROLLBACK")
+                db.execute("COMMIT")
+            except BaseException as bad:
+                if db.in_transaction:  # SQLite rolls back on its own after some errors
+                    db.execute("ROLLBACK")
+                if isinstance(bad, sqlite3.OperationalError):  # a full disk, a lock
+                    raise store_error(self.path, bad, self.lock_wait) from None
                 raise
-            db.execute("COMMIT")
 
     def _connect(self) -> sqlite3.Connection:
         return open_store(self.path, self.lock_wait)
