@@ -297,6 +297,21 @@ def test_the_cli_names_the_malformed_schedule_and_exits_2(cli: InProcessCli) -> 
     assert "no cron jobs" in cli.run("cron", "list").stdout
 
 
+@pytest.mark.parametrize(
+    ("schedule", "words"),
+    [
+        ("2027-02-30T09:00", "'2027-02-30T09:00' is no time: day is out of range for month"),
+        ("2027-12-24T25:00", "'2027-12-24T25:00' is no time: hour must be in 0..23"),
+    ],
+)
+def test_a_one_shot_time_no_calendar_has_says_which_part_is_wrong(
+    jobs: CronJobs, schedule: str, words: str
+) -> None:
+    with pytest.raises(JobError) as refused:
+        jobs.create(schedule, "Sum up the logs", now=T0)
+    assert str(refused.value) == f"schedule: {words}"
+
+
 @pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("schedule", "words"),
