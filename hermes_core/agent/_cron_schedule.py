@@ -143,8 +143,11 @@ def parse_schedule(text: object, now: float, *, field: str = "schedule") -> Sche
         return Schedule("cron", given)
     try:
         moment = datetime.fromisoformat(given)
-    except ValueError:
-        _bad(field, given)
+    except ValueError as wrong:
+        if str(wrong).startswith("Invalid isoformat string"):
+            _bad(field, given)
+        # The form of a time, a part out of range: say which (30 February, hour 25).
+        raise JobError(field, f"{given!r} is no time: {wrong}") from None
     try:
         when = moment.astimezone().timestamp()
     except (OverflowError, ValueError):
