@@ -5,6 +5,7 @@ after a change as on every other, and a time the clock shows twice in autumn run
 from __future__ import annotations
 
 import time
+import zoneinfo
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -101,6 +102,24 @@ def test_a_zone_tz_cannot_name_keeps_the_offset_of_the_moment(
     try:
         job = CronJobs(tmp_path).create("0 9 * * *", "Sum up", now=at("2027-06-01T08:00:00+02:00"))
         assert shown(job.next_run) == "2027-06-01T09:00:00+02:00"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_a_tz_naming_a_zone_file_by_its_path_keeps_the_hour_too(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``TZ=:/etc/localtime``, a path to a zone file, as servers are often told to set it."""
+    files = (Path(base, "Europe", "Berlin") for base in zoneinfo.TZPATH)
+    berlin = next(path for path in files if path.is_file())
+    monkeypatch.setenv("TZ", f":{berlin}")
+    time.tzset()
+    try:
+        assert runs(CronJobs(tmp_path), "0 9 * * *", "2027-03-27T08:00:00+01:00", 2) == [
+            "2027-03-27T09:00:00+01:00",
+            "2027-03-28T09:00:00+02:00",
+        ]
     finally:
         monkeypatch.undo()
         time.tzset()
