@@ -111,15 +111,16 @@ def _wall(moment: float, zone: tzinfo | None) -> datetime:
 
 
 def _local_zone() -> tzinfo | None:
-    """The machine's time zone with its rules of daylight saving time (``TZ``, else
-    ``/etc/localtime``); ``None`` when it cannot be read as one (a POSIX rule in ``TZ``):
-    then the offset of the moment is used, as ``datetime.astimezone`` gives it."""
+    """The machine's time zone with its rules of daylight saving time (``TZ``, a zone's name or
+    a zone file's path, else ``/etc/localtime``); ``None`` when it cannot be read as one (a
+    POSIX rule in ``TZ``): then the offset of the moment is used, as ``astimezone`` gives it."""
     name = os.environ.get("TZ")
+    name = "/etc/localtime" if name is None else name.removeprefix(":") or "UTC"
     try:
-        if name is None:
-            with open("/etc/localtime", "rb") as local:
-                return ZoneInfo.from_file(local, key="localtime")
-        return ZoneInfo(name.removeprefix(":") or "UTC")
+        if name.startswith("/"):  # a zone file (TZ=:/etc/localtime)
+            with open(name, "rb") as local:
+                return ZoneInfo.from_file(local, key=name)
+        return ZoneInfo(name)
     except (OSError, ValueError, ZoneInfoNotFoundError):
         return None
 
