@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 SHOWN_CHARACTERS = 60
 """How many characters of a long value a message shows."""
@@ -112,6 +113,18 @@ def printable_lines(text: str, *, tabs: bool = False, before: str = "") -> str:
             "\t".join(printable(cell, left if n == 0 else "") for n, cell in enumerate(cells))
         )
     return "\n".join(parts)
+
+
+def as_shown(stream: Any, text: str) -> str:
+    """``text`` as written to ``stream``: on a terminal with its control characters escaped
+    (line breaks, ``\\r\\n`` ones too, and tabs kept), elsewhere exact. For text from outside
+    (a tool's result, a model's answer): an OSC 52 sequence would write the clipboard, a CSI one
+    clear the screen; through a pipe or into a file it is data."""
+    isatty = getattr(stream, "isatty", None)
+    if isatty is None or not isatty():
+        return text
+    # A carriage return before a line feed hides nothing; alone it could draw over a line.
+    return printable_lines(text.replace("\r\n", "\n"), tabs=True)
 
 
 def clipped(text: str, limit: int = SHOWN_CHARACTERS) -> str:

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
+from hermes_core._shown import as_shown as as_shown  # where the CLI took it from
 from hermes_core._shown import did_you_mean as did_you_mean  # where the CLI took it from
 from hermes_core._shown import left_context, printable, printable_lines
 from hermes_core._terminal_cells import cells, cut
@@ -99,18 +100,6 @@ def echo_shown(text: str, *, err: bool = False) -> None:
     terminal :func:`as_shown` has escaped every control character already."""
     stream = sys.stderr if err else sys.stdout
     click.echo(as_shown(stream, text), err=err, color=True)
-
-
-def as_shown(stream: Any, text: str) -> str:
-    """``text`` as written to ``stream``: on a terminal with its control characters escaped
-    (line breaks, ``\\r\\n`` ones too, and tabs kept), elsewhere exact. For text from outside
-    (a tool's result, a model's answer): an OSC 52 sequence would write the clipboard, a CSI one
-    clear the screen; through a pipe or into a file it is data."""
-    isatty = getattr(stream, "isatty", None)
-    if isatty is None or not isatty():
-        return text
-    # A carriage return before a line feed hides nothing; alone it could draw over a line.
-    return printable_lines(text.replace("\r\n", "\n"), tabs=True)
 
 
 def exit_if_broken(rows: Iterable[_Row], broken: Callable[[_Row], bool]) -> None:

@@ -1,5 +1,5 @@
-"""The job store's columns added since its first version, given to a store made before them
-(:func:`add_later_columns`).
+"""The job store's tables, opened (:func:`open_store`), and its columns added since its first
+version, given to a store made before them (:func:`add_later_columns`).
 
 A store made before a column gets it on first open (``ALTER TABLE``; each process that opens
 it checks): its rows hold ``NULL`` there, which each such column reads as "as before". Two
@@ -10,9 +10,66 @@ added: that is no error.
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 from typing import Final
 
-__all__ = ["add_later_columns"]
+from hermes_core._private_files import private_database
+from hermes_core.agent._cron_schedule import JobError
+
+__all__ = ["LOCK_WAIT", "add_later_columns", "open_store", "store_error"]
+
+_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, schedule TEXT NOT NULL, prompt TEXT NOT NULL,
+    toolsets TEXT, delivery TEXT NOT NULL, paused INTEGER NOT NULL DEFAULT 0,
+    created REAL NOT NULL, next_run REAL, lease_owner TEXT, lease_until REAL, cwd TEXT,
+    model TEXT);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT NOT NULL, due REAL, started REAL NOT NULL,
+    finished REAL, owner TEXT NOT NULL, status TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '',
+    output TEXT NOT NULL DEFAULT '');
+"""
+
+
+LOCK_WAIT: Final = 30.0
+"""How long (seconds) opening or changing the store waits for another process's lock."""
+
+
+def open_store(path: Path, lock_wait: float = LOCK_WAIT) -> sqlite3.Connection:
+    """A connection to the job store ``path`` (made, ``0600``, on first use; in WAL mode),
+    its tables and later columns there; a file that cannot be one, or that another process
+    keeps locked past ``lock_wait`` seconds, is a :class:`JobError` (:func:`store_error`)."""
+    try:
+        private_database(path)  # the prompts and the answers: 0600 with its -wal
+        db = sqlite3.connect(path, timeout=lock_wait, isolation_level=None)
+        db.row_factory = sqlite3.Row
+        db.execute("PRAGMA journal_mode=WAL")
+        db.executescript(_SCHEMA)
+        add_later_columns(db)
+    except (sqlite3.DatabaseError, OSError) as bad:
+        raise store_error(path, bad, lock_wait) from None
+    return db
+
+
+def store_error(path: Path, bad: Exception, lock_wait: float) -> JobError:
+    """The error of the store ``path`` that ``bad`` stopped: a lock held past ``lock_wait``
+    seconds, or a write that failed (a full disk), is no damage (the file is sound, its last
+    transaction rolled back)."""
+    if isinstance(bad, sqlite3.OperationalError) and "locked" in str(bad):
+        return JobError(
+            "store",
+            f"{path} is locked by another process (still after {lock_wait:g} s): try again; "
+            "if it stays locked, stop the process that holds it (a sqlite3 shell, a stuck "
+            "hermes)",
+        )
+    if isinstance(bad, sqlite3.OperationalError) and ("full" in str(bad) or "I/O" in str(bad)):
+        return JobError(
+            "store",
+            f"{path} could not be written ({bad}): free some space on its disk and try again; "
+            "nothing was changed",
+        )
+    return JobError("store", f"{path} cannot be read as a job store: {bad}")
+
 
 LATER_COLUMNS: Final = (("cwd", "TEXT"), ("model", "TEXT"))
 """Each column of ``jobs`` added after the first version, and its type: ``cwd`` (the directory

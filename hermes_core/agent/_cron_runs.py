@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Final, TextIO
 
 from hermes_core._atomic_write import write_atomically
 from hermes_core._private_files import private_dir
-from hermes_core._shown import printable
+from hermes_core._shown import as_shown, printable
 from hermes_core._tls import tls_context
 from hermes_core._toolsets import grantable_toolsets, registered_toolsets
 from hermes_core.agent._cron_fields import check_delivery
@@ -227,7 +227,7 @@ async def deliver(cron_dir: Path, job: CronJob, run: CronRun, text: str, out: Te
         out.write(
             f"## {printable(job.name)} ({job.id}, run {run.id}, {started:%Y-%m-%d %H:%M:%S}Z)\n"
         )
-        out.write(text.rstrip("\n") + "\n")
+        out.write(as_shown(out, text.rstrip("\n")) + "\n")  # on a terminal, not obeyed by it
         out.flush()
         return "stdout"
     if job.delivery == "file":

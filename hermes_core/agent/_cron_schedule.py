@@ -2,8 +2,9 @@
 
 Three forms (:func:`parse_schedule`):
 
-- a cron expression, five fields (``*/15 9-17 * * 1-5``), in the machine's local time; parsed
-  by ``croniter`` (the ``cron`` install extra), never by hand;
+- a cron expression, five fields (``*/15 9-17 * * 1-5``), in the machine's local time and its
+  rules of daylight saving time (:func:`_local_zone`); parsed by ``croniter`` (the ``cron``
+  install extra), never by hand;
 - an interval, ``every 30m`` (``s``, ``m``, ``h``, ``d``; at least one second, at most
   :data:`MAX_INTERVAL_DAYS` days), the first run one interval after the job is created;
 - one shot, an ISO 8601 time (``2026-12-24T09:00``, local time unless it names its zone), which
@@ -21,10 +22,12 @@ the schedule's first time after now. An interval keeps its grid (created + k x i
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Final, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hermes_core._errors import HermesError
 
@@ -84,11 +87,42 @@ class Schedule:
 def _cron_next(expression: str, after: float, field: str = "schedule") -> float:
     from croniter import CroniterBadDateError, croniter
 
-    start = datetime.fromtimestamp(after).astimezone()
+    # In the zone itself, not the offset of ``after``: a daily 09:00 stays 09:00 on the wall
+    # the day after a change of daylight saving time.
+    zone = _local_zone()
+    start = (
+        datetime.fromtimestamp(after, zone) if zone else datetime.fromtimestamp(after).astimezone()
+    )
     try:
-        return float(croniter(expression, start).get_next(float))
+        following = croniter(expression, start)
+        moment = float(following.get_next(float))
+        # Autumn's repeated hour: a time of a set hour runs once; one of every hour, each hour.
+        repeated = not expression.split()[1].startswith("*")
+        while repeated and _wall(moment, zone) <= start.replace(tzinfo=None):
+            moment = float(following.get_next(float))
     except CroniterBadDateError:
         raise JobError(field, f"{expression!r} never comes: no date matches it") from None
+    return moment
+
+
+def _wall(moment: float, zone: tzinfo | None) -> datetime:
+    """``moment`` on the clock on the wall (naive local time)."""
+    return datetime.fromtimestamp(moment, zone).replace(tzinfo=None)
+
+
+def _local_zone() -> tzinfo | None:
+    """The machine's time zone with its rules of daylight saving time (``TZ``, a zone's name or
+    a zone file's path, else ``/etc/localtime``); ``None`` when it cannot be read as one (a
+    POSIX rule in ``TZ``): then the offset of the moment is used, as ``astimezone`` gives it."""
+    name = os.environ.get("TZ")
+    name = "/etc/localtime" if name is None else name.removeprefix(":") or "UTC"
+    try:
+        if name.startswith("/"):  # a zone file (TZ=:/etc/localtime)
+            with open(name, "rb") as local:
+                return ZoneInfo.from_file(local, key=name)
+        return ZoneInfo(name)
+    except (OSError, ValueError, ZoneInfoNotFoundError):
+        return None
 
 
 def parse_schedule(text: object, now: float, *, field: str = "schedule") -> Schedule:
@@ -110,8 +144,11 @@ def parse_schedule(text: object, now: float, *, field: str = "schedule") -> Sche
         return Schedule("cron", given)
     try:
         moment = datetime.fromisoformat(given)
-    except ValueError:
-        _bad(field, given)
+    except ValueError as wrong:
+        if str(wrong).startswith("Invalid isoformat string"):
+            _bad(field, given)
+        # The form of a time, a part out of range: say which (30 February, hour 25).
+        raise JobError(field, f"{given!r} is no time: {wrong}") from None
     try:
         when = moment.astimezone().timestamp()
     except (OverflowError, ValueError):

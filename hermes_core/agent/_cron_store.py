@@ -11,8 +11,8 @@ back (:meth:`CronJobs.recover`): that run is marked ``failed`` and the job is ru
 its next time.
 
 A job keeps the directory it was made in (``cwd``). A store made before that column gets it on
-first open (:mod:`~hermes_core.agent._cron_migrations`): its jobs have none, and run in the
-directory of the process that runs them, as they did.
+first open (:mod:`~hermes_core.agent._cron_migrations`, which opens the store): its jobs have
+none, and run in the directory of the process that runs them, as they did.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from hermes_core._private_files import private_database
 from hermes_core._shown import printable
 from hermes_core.agent._cron_fields import (
     DELIVERIES,
@@ -38,7 +37,7 @@ from hermes_core.agent._cron_fields import (
     check_name,
     check_prompt,
 )
-from hermes_core.agent._cron_migrations import add_later_columns
+from hermes_core.agent._cron_migrations import LOCK_WAIT, open_store, store_error
 from hermes_core.agent._cron_rows import (
     CronJob,
     CronRun,
@@ -55,17 +54,6 @@ if TYPE_CHECKING:
 
 UNCHANGED: Final = object()
 """What :meth:`CronJobs.edit` takes for a model left as it is (``None`` clears it)."""
-_SCHEMA: Final = """
-CREATE TABLE IF NOT EXISTS jobs (
-    id TEXT PRIMARY KEY, name TEXT NOT NULL, schedule TEXT NOT NULL, prompt TEXT NOT NULL,
-    toolsets TEXT, delivery TEXT NOT NULL, paused INTEGER NOT NULL DEFAULT 0,
-    created REAL NOT NULL, next_run REAL, lease_owner TEXT, lease_until REAL, cwd TEXT,
-    model TEXT);
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT NOT NULL, due REAL, started REAL NOT NULL,
-    finished REAL, owner TEXT NOT NULL, status TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '',
-    output TEXT NOT NULL DEFAULT '');
-"""
 
 
 def owner_name() -> str:
@@ -90,10 +78,12 @@ def _gone(owner: object) -> bool:
 
 
 class CronJobs:
-    """The jobs and runs of the home ``home`` (``home/cron/jobs.db``, made on first use)."""
+    """The jobs and runs of the home ``home`` (``home/cron/jobs.db``, made on first use); a
+    change waits up to ``lock_wait`` seconds for another process's write to end."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, *, lock_wait: float = LOCK_WAIT) -> None:
         self.path = home / "cron" / "jobs.db"
+        self.lock_wait = lock_wait
 
     def not_run(self, env: Environment, subject: str = "this job") -> str | None:
         """``"<subject> will not run: <why>"`` for the jobs of a home inside the project while
@@ -108,25 +98,22 @@ class CronJobs:
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One transaction that takes the write lock at once (``BEGIN IMMEDIATE``)."""
         with closing(self._connect()) as db:
-            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as bad:
+                raise store_error(self.path, bad, self.lock_wait) from None
             try:
                 yield db
-            except BaseException:
-                db.execute("ROLLBACK")
+                db.execute("COMMIT")
+            except BaseException as bad:
+                if db.in_transaction:  # SQLite rolls back on its own after some errors
+                    db.execute("ROLLBACK")
+                if isinstance(bad, sqlite3.OperationalError):  # a full disk, a lock
+                    raise store_error(self.path, bad, self.lock_wait) from None
                 raise
-            db.execute("COMMIT")
 
     def _connect(self) -> sqlite3.Connection:
-        try:
-            private_database(self.path)  # the prompts and the answers: 0600 with its -wal
-            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            db.row_factory = sqlite3.Row
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(_SCHEMA)
-            add_later_columns(db)
-        except (sqlite3.DatabaseError, OSError) as bad:
-            raise JobError("store", f"{self.path} cannot be read as a job store: {bad}") from None
-        return db
+        return open_store(self.path, self.lock_wait)
 
     # Jobs ------------------------------------------------------------------------------------
 

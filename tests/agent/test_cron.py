@@ -9,7 +9,9 @@ a job's session that is never given the ``cronjob`` tool. The daemon in real sub
 from __future__ import annotations
 
 import json
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -295,6 +297,21 @@ def test_the_cli_names_the_malformed_schedule_and_exits_2(cli: InProcessCli) -> 
     assert "no cron jobs" in cli.run("cron", "list").stdout
 
 
+@pytest.mark.parametrize(
+    ("schedule", "words"),
+    [
+        ("2027-02-30T09:00", "'2027-02-30T09:00' is no time: day is out of range for month"),
+        ("2027-12-24T25:00", "'2027-12-24T25:00' is no time: hour must be in 0..23"),
+    ],
+)
+def test_a_one_shot_time_no_calendar_has_says_which_part_is_wrong(
+    jobs: CronJobs, schedule: str, words: str
+) -> None:
+    with pytest.raises(JobError) as refused:
+        jobs.create(schedule, "Sum up the logs", now=T0)
+    assert str(refused.value) == f"schedule: {words}"
+
+
 @pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("schedule", "words"),
@@ -531,6 +548,81 @@ def test_a_store_that_is_not_sqlite_is_an_error_naming_the_file(jobs: CronJobs) 
     with pytest.raises(JobError, match="cannot be read as a job store") as refused:
         jobs.jobs()
     assert str(jobs.path) in str(refused.value)
+
+
+HOLD_LOCK = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+for statement in sys.argv[2:]:
+    db.execute(statement)
+db.execute("UPDATE jobs SET name = name")
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.mark.parametrize(
+    "lock",
+    [["BEGIN IMMEDIATE"], ["PRAGMA locking_mode=EXCLUSIVE", "BEGIN EXCLUSIVE"]],
+    ids=["a write under way", "an exclusive lock"],
+)
+def test_a_store_another_process_keeps_locked_is_an_error_naming_the_file_and_what_to_do(
+    tmp_path: Path, lock: list[str]
+) -> None:
+    home = tmp_path / "home"
+    CronJobs(home).create("every 1h", "Sum up the logs", now=T0)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(home / "cron" / "jobs.db"), *lock],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "held\n"
+        jobs = CronJobs(home, lock_wait=0.2)
+        for change in (lambda: jobs.create("every 1h", "Another", now=T0), jobs.recover):
+            with pytest.raises(JobError) as refused:
+                change()
+            message = str(refused.value)
+            assert message.startswith(f"store: {home / 'cron' / 'jobs.db'} is locked by ")
+            assert "try again" in message
+            assert "\n" not in message
+    finally:
+        holder.communicate("")
+    assert [job.prompt for job in CronJobs(home).jobs()] == ["Sum up the logs"]
+
+
+def test_a_store_that_cannot_grow_is_a_one_line_error_and_keeps_the_jobs_it_had(
+    hermes_cli: HermesCli,
+) -> None:
+    """No disk fills here: a file size limit (RLIMIT_FSIZE) fails the store's writes as a full
+    disk does, in the process of the command alone."""
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+
+    hermes_cli.run("cron", "create", "every 1h", "Sum up the logs")
+    for number in range(20):
+        done = subprocess.run(
+            hermes_cli.command("cron", "create", "every 1h", "a" * 19000 + str(number)),
+            env=hermes_cli.variables(),
+            cwd=hermes_cli.work,
+            preexec_fn=small_files,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if done.returncode:
+            break
+    assert done.returncode == 2, done.stderr
+    store = hermes_cli.home / "cron" / "jobs.db"
+    assert done.stderr.startswith(f"hermes: error: store: {store} could not be written ")
+    assert "free some space" in done.stderr
+    assert done.stderr.count("\n") == 1
+    prompts = [job.prompt for job in CronJobs(hermes_cli.home).jobs()]
+    assert prompts == ["Sum up the logs"] + ["a" * 19000 + str(n) for n in range(number)]
 
 
 # hermes cron, through the agent loop --------------------------------------------------------
