@@ -253,6 +253,23 @@ def test_a_model_base_url_that_is_no_http_url_exits_2_naming_file_line_and_key(
         )
 
 
+@pytest.mark.parametrize(
+    "written", ['"https://:8080/v1"', '"http://[::1/v1"', '" https://example.com/v1"']
+)
+def test_a_base_url_without_a_host_or_with_a_space_is_refused_as_no_http_url(
+    hermes_cli: HermesCli, home: Path, written: str
+) -> None:
+    """No host (only a port), an unclosed IPv6 bracket, a space before the scheme: each was
+    let through, then failed at the first request as a server that cannot be reached."""
+    path = write(home, f"model:\n  model: qwen2.5:0.5b\n  base_url: {written}\n")
+    result = hermes_cli.run("config", "validate", ok=False)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (
+        f"hermes: error: {path}:3: model.base_url: expected an http:// or https:// URL, "
+        f"got '{written.strip(chr(34))}'\n"
+    )
+
+
 def test_set_parses_a_yaml_number_and_keeps_comments(hermes_cli: HermesCli, home: Path) -> None:
     path = write(home, COMMENTED)
     result = hermes_cli.run("config", "set", "tools.tool_search.threshold_pct", "7.5")

@@ -11,6 +11,7 @@ import pytest
 from annotated_types import Ge
 
 from hermes_core._config import Config
+from hermes_core._config.checks import http_url
 from hermes_core._config.sections import Number, Section
 from hermes_core._errors import PluginError, PluginSettingsError
 from hermes_core._host import Host
@@ -204,6 +205,26 @@ def test_settings_not_loaded_from_a_file_are_named_by_their_key_alone(
 
     assert (caught.value.path, caught.value.line) == (None, None)
     assert "plugins.entries.limits.names: expected a list, got 'a'" in str(caught.value)
+
+
+@dataclass(frozen=True)
+class Server:
+    url: Annotated[str, http_url] = "https://example.com/v1"
+
+
+@pytest.mark.parametrize(("written", "said"), [(8080, "8080"), (["https://x.org"], "a list")])
+def test_http_url_as_docs_api_shows_it_refuses_a_value_that_is_no_text(
+    written: object, said: str, hermes_env: Environment
+) -> None:
+    # docs/api.md: Annotated[str, http_url]. A plain check gets the value as written, before
+    # its type is checked: a number was an AttributeError, not a setting's problem.
+    with pytest.raises(PluginSettingsError) as caught:
+        _context({"url": written}, hermes_env).settings_as(Server)
+
+    assert str(caught.value) == (
+        "plugin 'limits': plugins.entries.limits.url: expected an http:// or https:// URL, "
+        f"got {said}"
+    )
 
 
 def test_a_class_that_is_neither_a_dataclass_nor_a_section_is_a_type_error(

@@ -91,19 +91,27 @@ _TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
 _FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
 
 
-def http_url(value: str | None) -> str | None:
-    """An :class:`After` check: ``value`` must be an ``http://`` or ``https://`` URL with a
-    host (``None`` passes; a URL whose scheme is a ``${VAR}`` reference is expanded and checked
-    where it is used, one with references after its scheme, such as ``https://user:${PASS}@h``,
-    is checked with them as they stand)."""
-    if value is None or "${" in value.partition("://")[0]:
+def http_url(value: object) -> str | None:
+    """An :class:`After` check (or a plugin's plain one, given any value): ``value`` must be
+    an ``http://`` or ``https://`` URL with a host and no spaces (``None`` passes; a URL whose
+    scheme is a ``${VAR}`` reference is expanded and checked where it is used, one with
+    references after its scheme, such as ``https://user:${PASS}@h``, is checked with them as
+    they stand)."""
+    if value is None or (isinstance(value, str) and "${" in value.partition("://")[0]):
         return value
+    if not isinstance(value, str):  # a plugin's plain check gets the value as written
+        raise ValueError(f"expected an http:// or https:// URL, got {shown(value)}")
     from urllib.parse import urlsplit
 
     from hermes_core._redaction import shown_url
 
-    parts = urlsplit(value.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname  # none for "https://:8080"
+    except ValueError:  # an unclosed IPv6 bracket
+        host = None
+    # A space is sent as %20, never as what was meant: the request goes nowhere.
+    if host is None or parts.scheme not in ("http", "https") or any(c.isspace() for c in value):
         raise ValueError(f"expected an http:// or https:// URL, got {shown(shown_url(value))}")
     return value
 

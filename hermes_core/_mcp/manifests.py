@@ -54,8 +54,11 @@ __all__ = [
 
 log = logging.getLogger("hermes_core._mcp")
 
-MANIFEST_FORMAT = 1
-"""The version of the file layout; a file of another version is ignored (and rewritten)."""
+MANIFEST_FORMAT = 2
+"""The version of the file layout, and the checks its listing passed; a file of another
+version is not read (its server is asked again). (2: a tool whose schema is over
+:data:`MAX_SCHEMA_CHARACTERS` is skipped at its listing, so a file written under 1 may hold
+one.)"""
 
 
 @dataclass(frozen=True)

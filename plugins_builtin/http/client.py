@@ -36,7 +36,7 @@ import anyio.lowlevel
 import httpx
 
 from hermes_core import __version__
-from hermes_core._plugin_support import read_capped, retry_after_seconds, tls_context
+from hermes_core._plugin_support import read_capped, retry_after_seconds, shown_url, tls_context
 from hermes_core.connectors import (
     ConnectorState,
     ExecuteCall,
@@ -106,7 +106,7 @@ class HttpGateway:
                 "tools.connectors.url is %s: plain HTTP beyond this machine's loopback, so the "
                 "connector token crosses the network unencrypted with every request, and whoever "
                 "sees it can use your connected apps; use the gateway's https:// URL",
-                url,
+                shown_url(url),  # a password or key in it stays out of the log
             )
 
     def __repr__(self) -> str:

@@ -23,10 +23,12 @@ from hermes_core.plugin import (
     ToolResult,
 )
 
-from .media_files import MediaRefused, output_path
+from .media_files import MediaRefused, beside, output_path, placed
 from .settings import SIZE, MediaEntry
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .openai_provider import OpenAIImages
 
 MAX_COUNT: Final = 4
@@ -81,13 +83,20 @@ def _save(
 ) -> list[str]:
     from hermes_core._plugin_support import write_bytes_atomically
 
-    saved: list[str] = []
-    for image, wanted in zip(images, _names(path, count), strict=False):
-        suffix = _SUFFIXES[image.media_type]
-        target = output_path(session, env, "images", suffix, wanted)
-        write_bytes_atomically(target, [image.data])
-        saved.append(str(target))
-    return saved
+    saved: list[Path] = []
+    try:
+        for image, wanted in zip(images, _names(path, count), strict=False):
+            target = output_path(session, env, "images", _SUFFIXES[image.media_type], wanted)
+            made = beside(target) if wanted else target
+            write_bytes_atomically(made, [image.data])
+            if wanted:  # a file written there since the check is kept, this one not saved
+                placed(made, target, wanted)
+            saved.append(target)
+    except BaseException:
+        for done in saved:  # all of them or none: the model is told nothing was saved
+            done.unlink(missing_ok=True)
+        raise
+    return [str(done) for done in saved]
 
 
 def build_image_tool(entry: MediaEntry, context: PluginContext) -> Tool:

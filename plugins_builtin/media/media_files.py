@@ -12,7 +12,7 @@ from pathlib import Path
 from hermes_core._plugin_support import image_type, shortened
 from hermes_core.plugin import Environment, Session
 
-__all__ = ["MediaRefused", "image_type", "inside_session", "output_path"]
+__all__ = ["MediaRefused", "beside", "image_type", "inside_session", "output_path", "placed"]
 
 
 class MediaRefused(Exception):
@@ -51,13 +51,36 @@ def output_path(
         except OSError as exc:  # a name too long for the file system
             raise MediaRefused(f"{shortened(raw, 77)} cannot be used: {exc.strerror}") from None
         if os.path.lexists(target):
-            raise MediaRefused(
-                f"{raw} already exists; give the name of a new file (the media tools never "
-                "replace one)"
-            )
+            raise MediaRefused(_exists(raw))
         return target
     from hermes_core._plugin_support import private_dir
 
     directory = private_dir(env.data_home / "media" / kind)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     return directory / f"{stamp}-{uuid.uuid4().hex[:8]}.{suffix}"
+
+
+def _exists(raw: str) -> str:
+    return f"{raw} already exists; give the name of a new file (the media tools never replace one)"
+
+
+def beside(target: Path) -> Path:
+    """A new name next to ``target``, with its extension, for a file made before it is
+    :func:`placed` at ``target``."""
+    return target.with_name(f".{target.stem}-{uuid.uuid4().hex[:8]}.part{target.suffix}")
+
+
+def placed(made: Path, target: Path, raw: str) -> None:
+    """Give the file ``made`` (:func:`beside` ``target``) the name ``target`` only if no file
+    has it: one written there since :func:`output_path` checked is kept, and ``made`` removed
+    (a :class:`MediaRefused`)."""
+    try:
+        os.link(made, target)  # fails where a file is: never replaces it, unlike a rename
+    except FileExistsError:
+        raise MediaRefused(_exists(raw)) from None
+    except OSError:  # a file system without hard links
+        if os.path.lexists(target):
+            raise MediaRefused(_exists(raw)) from None
+        os.replace(made, target)
+    finally:
+        made.unlink(missing_ok=True)

@@ -22,7 +22,7 @@ import anyio
 from hermes_core._plugin_support import path_refusal
 from hermes_core.plugin import Environment, Session, Tool, ToolAnnotations, ToolResult
 
-from .media_files import MediaRefused, inside_session, output_path
+from .media_files import MediaRefused, beside, inside_session, output_path, placed
 from .settings import MediaEntry
 
 PLACEHOLDERS: Final = ("{text}", "{text_file}", "{output}", "{input}")
@@ -230,6 +230,30 @@ def wav_seconds(path: Path) -> float:
         raise MediaRefused(f"the command's output is not a WAV file{why}") from None
 
 
+async def _spoken(
+    ran: Ran, argv0: str, made: Path, target: Path, path: str | None, suffix: str, entry: MediaEntry
+) -> ToolResult:
+    """What ``text_to_speech`` answers after ``tts_command`` ran (``ran``) to write ``made``:
+    moved to ``target`` (``path`` named it) when it is worth keeping, otherwise removed."""
+    if ran.code != 0:
+        made.unlink(missing_ok=True)
+        return _failed("text_to_speech", argv0, ran, entry.tts_timeout, "tts_timeout")
+    if not made.is_file() or made.stat().st_size == 0:
+        made.unlink(missing_ok=True)
+        return ToolResult.error("TOOL_ERROR", f"text_to_speech: {argv0} wrote nothing to {target}")
+    structured: dict[str, object] = {"path": str(target), "bytes": made.stat().st_size}
+    try:
+        if suffix == "wav":
+            structured["seconds"] = round(await anyio.to_thread.run_sync(wav_seconds, made), 3)
+        if path:
+            placed(made, target, path)
+    except MediaRefused as exc:
+        made.unlink(missing_ok=True)
+        return ToolResult.error("TOOL_ERROR", f"text_to_speech: {exc}")
+    said = f" ({structured['seconds']:.1f} s)" if "seconds" in structured else ""
+    return ToolResult.text(f"Saved the speech{said} to {target}", structured=structured)
+
+
 def build_speech_tool(entry: MediaEntry, env: Environment) -> Tool:
     """``text_to_speech`` running ``entry.tts_command``."""
     words = command_words(entry.tts_command, "tts_command", ("{text}", "{text_file}", "{output}"))
@@ -265,7 +289,10 @@ def build_speech_tool(entry: MediaEntry, env: Environment) -> Tool:
             text_file.write_text(text, encoding="utf-8")
             try:
                 target = output_path(session, env, "speech", suffix, path)
-                values = {"{text}": text, "{text_file}": str(text_file), "{output}": str(target)}
+                # The command writes a new file of its own, named path once it succeeded: a
+                # file that appears there meanwhile is neither replaced nor removed.
+                made = beside(target) if path else target
+                values = {"{text}": text, "{text_file}": str(text_file), "{output}": str(made)}
                 argv = filled(words, values)
             except MediaRefused as exc:
                 return ToolResult.error("INVALID_ARGUMENTS", f"text_to_speech: {exc}")
@@ -279,26 +306,12 @@ def build_speech_tool(entry: MediaEntry, env: Environment) -> Tool:
                     "tts_command",
                     0,  # the audio goes to {output}: what it prints is not read
                 )
+                return await _spoken(ran, argv[0], made, target, path, suffix, entry)
             except MediaRefused as exc:
                 return ToolResult.error("CONFIG_ERROR", f"text_to_speech: {exc}")
-        if ran.code != 0:
-            target.unlink(missing_ok=True)
-            return _failed("text_to_speech", argv[0], ran, entry.tts_timeout, "tts_timeout")
-        if not target.is_file() or target.stat().st_size == 0:
-            return ToolResult.error(
-                "TOOL_ERROR", f"text_to_speech: {argv[0]} wrote nothing to {target}"
-            )
-        structured: dict[str, object] = {"path": str(target), "bytes": target.stat().st_size}
-        if suffix == "wav":
-            try:
-                structured["seconds"] = round(
-                    await anyio.to_thread.run_sync(wav_seconds, target), 3
-                )
-            except MediaRefused as exc:
-                target.unlink(missing_ok=True)
-                return ToolResult.error("TOOL_ERROR", f"text_to_speech: {exc}")
-        said = f" ({structured['seconds']:.1f} s)" if "seconds" in structured else ""
-        return ToolResult.text(f"Saved the speech{said} to {target}", structured=structured)
+            finally:
+                if made != target:
+                    made.unlink(missing_ok=True)
 
     return Tool(
         name="text_to_speech",

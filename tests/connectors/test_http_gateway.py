@@ -373,6 +373,25 @@ async def test_a_plain_http_gateway_beyond_loopback_warns_that_the_token_goes_in
     assert all(TOKEN not in r.getMessage() for r in caplog.records)
 
 
+async def test_the_plain_http_warning_names_the_url_with_its_secrets_redacted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A password or a key in the URL goes into the log no more than in an error.
+    caplog.set_level(logging.WARNING, logger="hermes_core.connectors")
+    url = "http://me:s3cret@gateway.example.com/?api_key=k3y&region=eu"
+
+    async def work(gateway: ConnectorGateway) -> Any:
+        return gateway
+
+    await _with_gateway(tmp_path, url, work)
+
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warning.startswith(
+        "tools.connectors.url is http://me:[redacted]@gateway.example.com/?api_key=[redacted]"
+        "&region=eu: plain HTTP beyond"
+    ), warning
+
+
 async def test_a_redirect_is_not_followed_and_says_where_it_pointed(tmp_path: Path) -> None:
     with OffProtocolServer() as elsewhere, OffProtocolServer() as moved:
         elsewhere.answer("v1/connectors", 200, {"items": []})

@@ -109,3 +109,31 @@ async def test_a_cache_that_cannot_be_written_changes_nothing_but_a_warning(
         "is lost (the file is left as it is, and what they would hold is made again): move the "
         "file, or set HERMES_CACHE_DIR to a directory"
     ]
+
+
+async def test_a_manifest_saved_before_the_schema_cap_is_not_read_for_a_tool_over_it(
+    env: Environment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A manifest written by a hermes-core without the cap may hold a 3 MB schema; reading does
+    # not check schemas again, so such a file must not be read: the server is asked once more.
+    from hermes_core._mcp import manifests
+
+    store = ManifestStore(env.cache_dir / "mcp")
+    await started(env)
+    current = store.path("box", SERVERS["box"])
+    data = json.loads(current.read_text(encoding="utf-8"))
+    current.unlink()
+    huge = {
+        "type": "object",
+        "properties": {f"f{i}": {"type": "string", "description": "d" * 1_000} for i in range(200)},
+    }
+    data["tools"].append({"name": "huge", "description": "Too large.", "inputSchema": huge})
+    with monkeypatch.context() as before_the_cap:
+        before_the_cap.setattr(manifests, "MANIFEST_FORMAT", 1)
+        data["format"], data["key"] = 1, manifests.manifest_key(SERVERS["box"])
+        store.path("box", SERVERS["box"]).write_text(json.dumps(data), encoding="utf-8")
+
+    states, tools = await started(env)
+
+    assert "mcp__box__huge" not in tools
+    assert states == {"box": "connected", "toolbox": "known"}

@@ -509,3 +509,46 @@ def test_an_image_over_max_image_bytes_from_any_provider_is_not_kept(
         " bytes, over plugins.entries.media.max_image_bytes (1,024); nothing was saved"
     )
     assert not (tmp_path / "cat.png").exists()
+
+
+RACER = """
+from pathlib import Path
+
+from hermes_core.plugin import GeneratedImage, ImageProviderSpec, hookimpl
+from hermes_core.testing._fake_images import fake_png
+
+
+class Racer:
+    async def generate(self, request):
+        # Another program writes the second name while the images are drawn.
+        Path({taken!r}).write_bytes(b"precious")
+        return [GeneratedImage(fake_png(2, 2, (0, 0, 0)), "image/png")] * request.count
+
+    async def aclose(self):
+        pass
+
+
+@hookimpl
+def hermes_image_providers():
+    return [ImageProviderSpec("racer", lambda context: Racer(), "races")]
+"""
+
+
+def test_a_file_that_appears_while_the_images_are_drawn_is_kept_and_none_is_saved(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    taken = tmp_path / "fox-2.png"
+    write_dir_plugin(hermes_env.home / "plugins", "racer", RACER.format(taken=str(taken)))
+    host = media_host(hermes_env, media={"image_provider": "racer"}, enabled=("racer",))
+    try:
+        arguments = {"prompt": "a fox", "path": "fox.png", "count": 2}
+        result = call(host, tmp_path, "image_generate", arguments)
+    finally:
+        host.close()
+    assert result.error_code == "TOOL_ERROR", result.text_content
+    assert result.text_content == (
+        "image_generate: fox-2.png already exists; give the name of a new file (the media "
+        "tools never replace one)"
+    )
+    assert taken.read_bytes() == b"precious"
+    assert [path.name for path in tmp_path.iterdir() if "fox" in path.name] == ["fox-2.png"]

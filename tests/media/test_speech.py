@@ -240,6 +240,31 @@ def test_a_path_that_exists_is_refused_and_the_file_is_kept(
     assert not ran.exists()
 
 
+def test_a_file_that_appears_while_the_command_runs_is_never_replaced_nor_removed(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # Another program (or a parallel call) writes the file after the check, while the command
+    # runs: it keeps its file, whether the command then succeeds or fails.
+    kept = tmp_path / "hello.txt"
+    other = f"printf precious > {kept}"
+    said = []
+    for command in (
+        f"sh -c '{other}; printf audio > \"$1\"' sh {{output}}",
+        f"sh -c '{other}; exit 3' sh {{output}}",
+    ):
+        kept.unlink(missing_ok=True)
+        result = speak_to(hermes_env, tmp_path, "hello", command, "hello.txt", tts_format="txt")
+        assert result.is_error, result.text_content
+        assert kept.read_text(encoding="utf-8") == "precious"
+        assert [path.name for path in tmp_path.iterdir() if "hello" in path.name] == ["hello.txt"]
+        said.append(result.text_content)
+    assert said == [
+        "text_to_speech: hello.txt already exists; give the name of a new file (the media "
+        "tools never replace one)",
+        "text_to_speech: sh exited with 3",
+    ]
+
+
 def speak_to(
     env: Environment, cwd: Path, text: str, command: str, path: str, **more: object
 ) -> ToolResult:
