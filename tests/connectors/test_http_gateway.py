@@ -427,3 +427,24 @@ async def test_a_search_waits_as_long_as_tools_connectors_search_timeout_allows(
 
     assert answer.failure is None, answer.failure
     assert "GMAIL_SEND_EMAIL" in answer.results[0]
+
+
+@pytest.mark.parametrize("reachable", [True, False], ids=["answers-an-error", "unreachable"])
+async def test_a_gateway_failure_names_the_url_with_its_secrets_redacted(
+    tmp_path: Path, off_protocol: OffProtocolServer, reachable: bool
+) -> None:
+    # The failure's message reaches the model (tool_search's `connectors.message`) and the
+    # terminal: a password in tools.connectors.url must not go with it.
+    off_protocol.answer("v1/connectors", 400, {"error": {"code": "X", "message": "no"}})
+    base = off_protocol.url if reachable else "http://127.0.0.1:9/"
+    url = base.replace("http://", "http://me:s3cret@")
+
+    async def work(gateway: ConnectorGateway) -> Any:
+        return await gateway.list_connectors()
+
+    answer = await _with_gateway(tmp_path, url, work)
+
+    assert answer.failure is not None
+    message = answer.failure.message
+    assert "s3cret" not in message, message
+    assert "me:[redacted]@127.0.0.1" in message, message
