@@ -142,6 +142,9 @@ if TYPE_CHECKING:
     from hermes_core._redaction import (
         shown_url as shown_url,
     )
+    from hermes_core._redaction import (
+        urls_shown_in as urls_shown_in,
+    )
     from hermes_core._retry_after import (
         retry_after_seconds as retry_after_seconds,
     )

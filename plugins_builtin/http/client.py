@@ -36,7 +36,13 @@ import anyio.lowlevel
 import httpx
 
 from hermes_core import __version__
-from hermes_core._plugin_support import read_capped, retry_after_seconds, shown_url, tls_context
+from hermes_core._plugin_support import (
+    read_capped,
+    retry_after_seconds,
+    shown_url,
+    tls_context,
+    urls_shown_in,
+)
 from hermes_core.connectors import (
     ConnectorState,
     ExecuteCall,
@@ -242,12 +248,13 @@ class HttpGateway:
         """The decoded JSON of a 2xx answer to ``route``, or the failure, after the attempts
         the route allows."""
         url = self.base + route.path
+        named = shown_url(url)  # what a message says: it reaches the model and the terminal
         try:
             content = json.dumps(body, allow_nan=False).encode() if body is not None else None
         except (TypeError, ValueError) as exc:
             return GatewayFailure("error", f"the request cannot be sent as JSON: {exc}")
         sent = {**(headers or {}), "content-type": "application/json"} if content else headers
-        failure = GatewayFailure("unreachable", f"{url} was not asked")
+        failure = GatewayFailure("unreachable", f"{named} was not asked")
         for attempt in range(route.attempts):
             more = attempt + 1 < route.attempts
             try:
@@ -259,21 +266,22 @@ class HttpGateway:
                         answer = await read_capped(response, MAX_ANSWER_BYTES)
             except TimeoutError:
                 failure = GatewayFailure(
-                    "unreachable", f"{url} did not answer within {route.timeout:g} s"
+                    "unreachable", f"{named} did not answer within {route.timeout:g} s"
                 )
             except httpx.HTTPError as exc:
                 failure = GatewayFailure(
-                    "unreachable", f"cannot reach {url}: {type(exc).__name__}: {exc}"
+                    "unreachable",
+                    f"cannot reach {named}: {type(exc).__name__}: {urls_shown_in(str(exc))}",
                 )
             else:
                 if answer is None:
                     return GatewayFailure(
                         "error",
-                        f"{url} answered more than {MAX_ANSWER_BYTES >> 20} MiB "
+                        f"{named} answered more than {MAX_ANSWER_BYTES >> 20} MiB "
                         f"({MAX_ANSWER_BYTES:,} bytes, the most a gateway answer may hold): the "
                         "answer was not read",
                     )
-                verdict = _verdict(url, response, answer)
+                verdict = _verdict(named, response, answer)
                 if not isinstance(verdict, GatewayFailure):
                     return verdict
                 failure = verdict
@@ -315,7 +323,8 @@ def _add_page(items: dict[str, ConnectorState], page: Sequence[ConnectorState]) 
 
 
 def _verdict(url: str, response: httpx.Response, content: bytes) -> Any | GatewayFailure:
-    """The decoded body of a 2xx answer, else the failure it stands for."""
+    """The decoded body of a 2xx answer, else the failure it stands for (naming ``url``, as a
+    message may show it)."""
     status = response.status_code
     try:
         body: Any = json.loads(content) if content else None
@@ -342,9 +351,10 @@ def _verdict(url: str, response: httpx.Response, content: bytes) -> Any | Gatewa
     if status >= 500:
         return GatewayFailure("unreachable", f"{url} answered HTTP {status} ({said})")
     if 300 <= status < 400 and response.headers.get("location"):
+        target = shown_url(response.headers["location"])
         return GatewayFailure(
             "error",
-            f"{url} answered HTTP {status}, a redirect to {response.headers['location']}: a "
+            f"{url} answered HTTP {status}, a redirect to {target}: a "
             "gateway's redirects are not followed (the token would go with them); if the gateway "
             "moved, set tools.connectors.url to its new address",
         )
