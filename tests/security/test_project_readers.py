@@ -77,6 +77,25 @@ def test_the_users_uv_run_server_starts_in_a_gated_project_that_plants_nothing_u
     assert "UTC" in result.text_content
 
 
+@pytest.mark.subprocess
+def test_the_users_uv_run_server_behind_an_option_hermes_does_not_list_is_still_refused(
+    places: dict[str, Path],
+) -> None:
+    # uv takes options it does not list in its help (`--preview-features X`): the value of
+    # one is not `uv`'s command, and `run` after it still reads the clone's .venv.
+    marker = places["user_home"] / "planted-python-ran"
+    plant_virtual_environment(places["project"], marker)
+    args = ["--preview-features", "format", "run", "--offline", "--no-project"]
+    server = {"command": uv_command("uv"), "args": [*args, sys.executable, "-m", "mcp_server_time"]}
+    host = Host(policy_off(mcp_servers={"time": server}), environment(places, ""), strict=False)
+
+    result = call(host, "mcp__time__get_current_time", {"timezone": "UTC"})
+
+    assert not marker.exists()
+    assert result.error_code is not None
+    assert str(places["project"] / ".venv") in result.text_content, result.text_content
+
+
 PLANTED_SCRIPT = "require('fs').writeFileSync({marker!r}, '')\n"
 
 
@@ -128,6 +147,10 @@ def test_the_users_node_launcher_server_is_not_started_where_the_project_plants_
         ("/usr/bin/uv", ["--offline", "run", "server"], "uv.toml", True),
         ("uv", ["run", "--no-project", "server"], ".python-version", True),
         ("uv", ["--color", "never", "run", "server"], "above/.venv", True),
+        ("uv", ["--preview-features", "format", "run", "server"], ".venv", True),
+        ("uv", ["--python-fetch", "automatic", "run", "server"], "pyproject.toml", True),
+        ("uv", ["-qp", "3.12", "run", "server"], "above/.venv", True),
+        ("uv", ["--offline", "tool", "run", "server"], "uv.toml", False),
         ("uv", ["run", "server"], "README.md", False),
         ("uv", ["--directory", "/opt/server", "run", "server"], "pyproject.toml", False),
         ("uv", ["run", "--directory", "/opt/server", "server"], "pyproject.toml", False),
