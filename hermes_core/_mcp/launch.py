@@ -87,10 +87,13 @@ _DENO_VALUED: Final = frozenset({
     "--min-dep-age", "--inspect-publish-uid", "--location", "--seed", "--preload", "--require",
     "--conditions", "-p", "--package",
 })
-# uv's global options whose value is the next word (uv 0.13 --help).
-_UV_VALUED: Final = frozenset({
-    "--directory", "--project", "--cache-dir", "--config-file", "--color", "--python-preference",
-    "--allow-insecure-host", "-p", "--python",
+# uv's global options that take no value (uv 0.13): any other takes the next word, so one uv
+# does not list in its help (`--preview-features X`) does not hide the command after it.
+_UV_FLAGS: Final = frozenset({
+    "--quiet", "--verbose", "--offline", "--no-progress", "--no-config", "--no-cache",
+    "--native-tls", "--system-certs", "--preview", "--no-preview", "--isolated",
+    "--managed-python", "--no-managed-python", "--no-python-downloads", "--show-settings",
+    "--no-installer-metadata", "--help", "--version",
 })
 # fmt: on
 _UV: Final = frozenset({"uv", "uv.exe"})
@@ -192,10 +195,26 @@ def _subcommand(args: Sequence[str], valued: frozenset[str]) -> str | None:
     return None
 
 
+def _uv_command_at(args: Sequence[str]) -> int:
+    """Where uv's command (``run``, ``tool``...) is in ``args``, after its global options;
+    ``len(args)`` when there is none."""
+    taking_value = False
+    for index, arg in enumerate(args):
+        if taking_value:
+            taking_value = False
+        elif not arg.startswith("-"):
+            return index
+        elif arg.startswith("--"):
+            taking_value = "=" not in arg and arg not in _UV_FLAGS
+        else:  # `-qv` takes no value, `-p` and `-qp` the next word, `-p3.12` its own
+            taking_value = arg.find("p") == len(arg) - 1
+    return len(args)
+
+
 def _uv(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
-    if PurePath(command).name not in _UV or _subcommand(args, _UV_VALUED) != "run":
+    at = _uv_command_at(args)
+    if PurePath(command).name not in _UV or at == len(args) or args[at] != "run":
         return None
-    at = list(args).index("run")
     directory, taking_value = None, False
     for index, arg in enumerate(args):  # uv's options, then run's up to the command it runs
         if taking_value:
