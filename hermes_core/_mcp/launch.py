@@ -29,10 +29,11 @@ where the directory, or a folder above it (below the user's home: the user's own
 ``~/.python-version`` or ``~/.npmrc`` is no project's), holds what they read (:class:`Reads`),
 and are started as written where it holds none:
 
-- ``uv run`` finds the directory's project (``pyproject.toml``), its ``uv.toml``, its
-  ``.python-version`` and its ``.venv``, whose ``python`` it runs to ask its version even with
-  ``--no-project --no-config``, from the directory upward (checked with uv 0.13); given
-  ``--directory DIR``, from ``DIR`` upward (a folder outside the project starts it as written).
+- ``uv run`` (``python3 -m uv run`` too; behind any global option of uv's) finds the
+  directory's project (``pyproject.toml``), its ``uv.toml``, its ``.python-version`` and its
+  ``.venv``, whose ``python`` it runs to ask its version even with ``--no-project
+  --no-config``, from the directory upward (checked with uv 0.13); given ``--directory DIR``,
+  from ``DIR`` upward (a folder outside the project starts it as written).
 - ``pnpm dlx`` (``pnpx``) reads the directory's ``.npmrc`` (its registry, a pnpmfile) and
   ``pnpm-workspace.yaml`` (pnpm's settings); ``yarn dlx`` runs the file its ``.yarnrc.yml``
   names as ``yarnPath`` in place of yarn, and the plugins it lists (``YARN_IGNORE_PATH`` keeps
@@ -57,6 +58,7 @@ from hermes_core._mcp.interpreter import (
     clears_environment,
     ignores_environment,
     imports_from_working_directory,
+    is_python,
     run_by_env,
 )
 from hermes_core._project_trust import PROJECT_GATE_FLAG, gate_is_open, project_owns
@@ -211,7 +213,35 @@ def _uv_command_at(args: Sequence[str]) -> int:
     return len(args)
 
 
+def _as_module(command: str, args: Sequence[str]) -> tuple[str, Sequence[str]]:
+    """The module a Python runs with ``-m`` and its arguments (``python3 -I -m uv run x``:
+    ``uv`` with ``run x``); ``command`` and ``args`` as they are for another command."""
+    if not is_python(command):
+        return command, args
+    taking_value = False
+    for index, arg in enumerate(args):
+        if taking_value:
+            taking_value = False
+        elif not arg.startswith("-") or arg in ("-", "--"):
+            break
+        elif arg.startswith("--"):
+            taking_value = arg == "--check-hash-based-pycs"
+        else:
+            for at, letter in enumerate(arg[1:], start=2):
+                if letter == "m":  # `-m uv` or `-muv`
+                    words = [arg[at:]] if at < len(arg) else []
+                    words += args[index + 1 :]
+                    return (words[0], words[1:]) if words else (command, args)
+                if letter == "c":
+                    return command, args
+                if letter in "XW":
+                    taking_value = at == len(arg)
+                    break
+    return command, args
+
+
 def _uv(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
+    command, args = _as_module(command, args)  # `python3 -m uv run ...` is uv's own
     at = _uv_command_at(args)
     if PurePath(command).name not in _UV or at == len(args) or args[at] != "run":
         return None
@@ -246,10 +276,10 @@ def _node_runner(command: str, args: Sequence[str], home: Path) -> LaunchGuard |
 _Guarding = Callable[[str, Sequence[str], Path], LaunchGuard | None]
 
 LAUNCHERS: Final[tuple[tuple[str, _Guarding], ...]] = (
+    ("uv run, python -m uv run", _uv),  # before Python's: `python3 -m uv run` is refused
     ("python -m NAME, -c CODE, standard input", _python),
     ("npx PACKAGE, npm exec, npm x", _npx),
     ("deno run npm:/jsr:/URL, deno x", _deno),
-    ("uv run", _uv),
     ("pnpm dlx, pnpx, yarn dlx, bunx, bun x", _node_runner),
 )
 """Each launcher that looks in its working directory first, with what gives its guard for a
