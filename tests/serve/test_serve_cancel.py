@@ -25,6 +25,7 @@ from serving import (
     ServeHome,
     http_serve,
     processes_mentioning,
+    raw_stdio,
     served_tools_once_listed,
     spawner_server,
 )
@@ -315,4 +316,41 @@ def test_a_second_signal_over_http_during_the_shutdown_leaves_it_to_finish(
     assert "Traceback" not in stderr, stderr
     assert [message["id"] for message in messages if "id" in message] == [1], messages
     assert processes_mentioning(marker) == []
+    assert left == []
+
+
+def test_a_second_sigterm_over_stdio_during_the_shutdown_leaves_it_to_finish(
+    served: ServeHome,
+) -> None:
+    # Over stdio serve ends by the signal once the host is closed; a second SIGTERM killed it
+    # before, leaving what its MCP server had started running.
+    marker = str(served.root / "in-flight-at-sigterm")
+    grandchild = str(served.root / "spawned-by-a-server")
+    served.write_config(
+        approvals={"non_interactive": "allow"},
+        mcp_servers={"spawn": spawner_server(grandchild)},
+    )
+    with raw_stdio(served) as wire:
+        wire.initialize("2025-03-26")
+        arguments = {"command": slow_command(marker)}
+        wire.request(1, "tools/call", {"name": "terminal", "arguments": arguments})
+        give_up = time.monotonic() + APPEAR_LIMIT
+        while not processes_mentioning(marker) or len(processes_mentioning(grandchild)) < 2:
+            assert time.monotonic() < give_up, "the call's command or the server did not start"
+            time.sleep(0.1)
+        wire.process.send_signal(signal.SIGTERM)
+        give_up = time.monotonic() + END_LIMIT
+        while processes_mentioning(marker):  # the shutdown began: the call is stopped
+            assert time.monotonic() < give_up, "the call's command was not ended"
+            time.sleep(0.01)
+        wire.process.send_signal(signal.SIGTERM)
+        try:  # a guard against a hang, not a performance check
+            status = wire.process.wait(timeout=END_LIMIT)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"hermes serve did not exit within {END_LIMIT} s of two SIGTERMs")
+    left = processes_mentioning(grandchild)
+    for pid in left:  # the test's own leftovers, ended so they do not outlive it
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert status == -signal.SIGTERM
     assert left == []
