@@ -65,11 +65,14 @@ flight are stopped and answered first: :meth:`HostServer.stop_calls`)."""
 
 
 async def _cancel_on_signal(scope: anyio.CancelScope, received: list[int]) -> None:
+    """Cancel ``scope`` at the first SIGTERM or SIGINT, noted in ``received``; the later ones
+    are taken and ignored until the caller ends this, once the host is closed (a second one
+    killed the process mid-shutdown, leaving what its MCP servers had started running)."""
     with anyio.open_signal_receiver(*_STOP_SIGNALS) as signals:
         async for number in signals:
-            received.append(number)
-            scope.cancel()
-            return
+            if not received:
+                received.append(number)
+                scope.cancel()
 
 
 def _die_by(number: int) -> None:
@@ -131,17 +134,19 @@ async def _serve_stdio_streams(
 ) -> None:
     # The signal watcher encloses the host, so a signal while MCP servers are still connecting
     # cancels the start, which ends the servers begun so far.
-    async with anyio.create_task_group() as outer:
-        outer.start_soon(_cancel_on_signal, outer.cancel_scope, received)
-        async with serving_host(
-            config,
-            env,
-            session_scope="connection",
-            config_path=config_path,
-            context_length=context_length,
-        ) as served:
-            await served.server.run(read_stream, write_stream, served.initialization_options())
-        outer.cancel_scope.cancel()
+    async with anyio.create_task_group() as watching:
+        outer = anyio.CancelScope()
+        watching.start_soon(_cancel_on_signal, outer, received)
+        with outer:
+            async with serving_host(
+                config,
+                env,
+                session_scope="connection",
+                config_path=config_path,
+                context_length=context_length,
+            ) as served:
+                await served.server.run(read_stream, write_stream, served.initialization_options())
+        watching.cancel_scope.cancel()
 
 
 @contextlib.asynccontextmanager
