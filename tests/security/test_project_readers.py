@@ -275,3 +275,45 @@ def test_which_env_runs_carry_the_guard_as_an_assignment_in_a_gated_project(
     guard = project_guard("/usr/bin/env", args, places["project"], environment(places, ""))
 
     assert guard.args == (None if guarded is None else tuple(guarded))
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("options", [["-S"], ["-vS"], ["--split-string"]], ids=" ".join)
+def test_the_users_env_s_python_m_server_never_imports_a_module_the_project_plants(
+    places: dict[str, Path], options: list[str]
+) -> None:
+    # `env -S 'python3 -m NAME'` splits its one string into Python's command line: hermes saw
+    # no Python there, and the clone's module was imported.
+    marker = places["user_home"] / "planted-module-ran"
+    (places["project"] / "mcp_server_time.py").write_text(PLANTED_MODULE.format(marker=str(marker)))
+    args = [*options, f"{sys.executable} -m mcp_server_time"]
+    server = {"command": "env", "args": args, "connect_timeout": 30}
+    host = Host(policy_off(mcp_servers={"time": server}), environment(places, ""), strict=False)
+
+    result = call(host, "mcp__time__get_current_time", {"timezone": "UTC"})
+
+    assert not marker.exists()
+    assert result.error_code is not None
+    for part in ("'time'", "env -S", f"{GATE}=1"):
+        assert part in result.text_content, result.text_content
+
+
+@pytest.mark.parametrize(
+    ("args", "refused"),
+    [
+        (["-S", "uv run server"], True),
+        (["--split-string=npx -y server"], True),
+        (["-S/usr/bin/python3 -m srv"], True),
+        (["-S", "python3 /opt/srv.py"], False),  # a script: nothing to guard
+        (["-uS", "python3", "-m", "srv"], False),  # -u's value is S: Python guarded as usual
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else str(value),
+)
+def test_which_env_s_runs_are_refused_in_a_gated_project(
+    places: dict[str, Path], args: list[str], refused: bool
+) -> None:
+    (places["project"] / "pyproject.toml").write_text("[project]\nname = 'clone'\n")
+    guard = project_guard("env", args, places["project"], environment(places, ""))
+
+    assert (guard.refusal is not None) is refused, guard
+    assert project_guard("env", args, places["project"], environment(places, "1")).refusal is None
