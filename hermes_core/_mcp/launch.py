@@ -60,6 +60,7 @@ from hermes_core._mcp.interpreter import (
     imports_from_working_directory,
     is_python,
     run_by_env,
+    split_by_env,
 )
 from hermes_core._project_trust import PROJECT_GATE_FLAG, gate_is_open, project_owns
 
@@ -292,6 +293,8 @@ def project_guard(command: str, args: Sequence[str], cwd: Path, env: Environment
     ``cwd`` is the project's and the gate is closed; an empty one otherwise."""
     if gate_is_open(env):
         return LaunchGuard()
+    if (split := split_by_env(command, args)) is not None:
+        return _split_refusal(split, cwd, env)
     home = env.user_home or Path(env.cwd.anchor)
     before: tuple[str, ...] = ()
     run, run_args = run_by_env(command, args)  # `env A=1 npx ...`: the launcher is npx
@@ -316,6 +319,22 @@ def project_guard(command: str, args: Sequence[str], cwd: Path, env: Environment
                 return replace(guard, args=(*before[:-1], *passed, *run_with))
         return guard if guard.args is None else replace(guard, args=(*before, *guard.args))
     return LaunchGuard()
+
+
+def _split_refusal(split: list[str], cwd: Path, env: Environment) -> LaunchGuard:
+    """``env -S STRING``'s guard: none where what it runs needs none; else a refusal, as the
+    guard cannot be put into the string (``env -S 'python3 -m NAME'``)."""
+    inner = project_guard(split[0], split[1:], cwd, env) if split else LaunchGuard()
+    if inner.refusal is not None or (inner.args is None and not inner.variables):
+        return inner
+    return LaunchGuard(
+        refusal=(
+            f"not started: `env -S` runs {split[0]}, which reads what a cloned repository can "
+            f"plant in {cwd}, and the project gate is closed there: give env each argument of "
+            f"its own in `args` (hermes then guards {split[0]}), or set {PROJECT_GATE_FLAG}=1 "
+            "in the environment for a project you trust"
+        )
+    )
 
 
 def _refused(reads: Reads, cwd: Path, env: Environment) -> LaunchGuard:
