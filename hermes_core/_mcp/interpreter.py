@@ -17,6 +17,7 @@ which asks :func:`imports_from_working_directory`), which keeps the working dire
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 from collections.abc import Sequence
 from pathlib import PurePath
@@ -34,6 +35,7 @@ __all__ = [
     "is_python",
     "resolve_bare_python",
     "run_by_env",
+    "split_by_env",
 ]
 
 SAFE_PATH: Final = "PYTHONSAFEPATH"
@@ -66,6 +68,35 @@ def run_by_env(command: str, args: Sequence[str]) -> tuple[str, Sequence[str]]:
         elif not arg.startswith("-") and "=" not in arg:
             return arg, rest
     return (rest[0], rest[1:]) if rest else (command, args)
+
+
+def split_by_env(command: str, args: Sequence[str]) -> list[str] | None:
+    """The command line ``env -S STRING`` runs (``-S``, ``--split-string``): ``STRING`` split
+    into words as a shell would, then the arguments after it; ``None`` without ``-S``."""
+    if PurePath(command).name not in _ENV:
+        return None
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        flags = _env_flags(arg)
+        if arg.startswith("--split-string"):
+            value = arg.partition("=")[2] if "=" in arg else (rest.pop(0) if rest else "")
+        elif flags.endswith("S+"):
+            value = rest.pop(0) if rest else ""
+        elif flags.endswith("S"):
+            value = arg[arg.index("S") + 1 :]
+        elif arg in _ENV_TAKING_VALUE or flags.endswith("+"):
+            rest = rest[1:]
+            continue
+        elif arg == "--" or not arg.startswith("-"):
+            return None
+        else:
+            continue
+        try:
+            return [*shlex.split(value), *rest]
+        except ValueError:  # an unclosed quote: env refuses it too
+            return [*value.split(), *rest]
+    return None
 
 
 def clears_environment(options: Sequence[str]) -> bool:

@@ -29,10 +29,11 @@ where the directory, or a folder above it (below the user's home: the user's own
 ``~/.python-version`` or ``~/.npmrc`` is no project's), holds what they read (:class:`Reads`),
 and are started as written where it holds none:
 
-- ``uv run`` finds the directory's project (``pyproject.toml``), its ``uv.toml``, its
-  ``.python-version`` and its ``.venv``, whose ``python`` it runs to ask its version even with
-  ``--no-project --no-config``, from the directory upward (checked with uv 0.13); given
-  ``--directory DIR``, from ``DIR`` upward (a folder outside the project starts it as written).
+- ``uv run`` (``python3 -m uv run`` too; behind any global option of uv's) finds the
+  directory's project (``pyproject.toml``), its ``uv.toml``, its ``.python-version`` and its
+  ``.venv``, whose ``python`` it runs to ask its version even with ``--no-project
+  --no-config``, from the directory upward (checked with uv 0.13); given ``--directory DIR``,
+  from ``DIR`` upward (a folder outside the project starts it as written).
 - ``pnpm dlx`` (``pnpx``) reads the directory's ``.npmrc`` (its registry, a pnpmfile) and
   ``pnpm-workspace.yaml`` (pnpm's settings); ``yarn dlx`` runs the file its ``.yarnrc.yml``
   names as ``yarnPath`` in place of yarn, and the plugins it lists (``YARN_IGNORE_PATH`` keeps
@@ -57,7 +58,9 @@ from hermes_core._mcp.interpreter import (
     clears_environment,
     ignores_environment,
     imports_from_working_directory,
+    is_python,
     run_by_env,
+    split_by_env,
 )
 from hermes_core._project_trust import PROJECT_GATE_FLAG, gate_is_open, project_owns
 
@@ -87,10 +90,13 @@ _DENO_VALUED: Final = frozenset({
     "--min-dep-age", "--inspect-publish-uid", "--location", "--seed", "--preload", "--require",
     "--conditions", "-p", "--package",
 })
-# uv's global options whose value is the next word (uv 0.13 --help).
-_UV_VALUED: Final = frozenset({
-    "--directory", "--project", "--cache-dir", "--config-file", "--color", "--python-preference",
-    "--allow-insecure-host", "-p", "--python",
+# uv's global options that take no value (uv 0.13): any other takes the next word, so one uv
+# does not list in its help (`--preview-features X`) does not hide the command after it.
+_UV_FLAGS: Final = frozenset({
+    "--quiet", "--verbose", "--offline", "--no-progress", "--no-config", "--no-cache",
+    "--native-tls", "--system-certs", "--preview", "--no-preview", "--isolated",
+    "--managed-python", "--no-managed-python", "--no-python-downloads", "--show-settings",
+    "--no-installer-metadata", "--help", "--version",
 })
 # fmt: on
 _UV: Final = frozenset({"uv", "uv.exe"})
@@ -192,10 +198,54 @@ def _subcommand(args: Sequence[str], valued: frozenset[str]) -> str | None:
     return None
 
 
+def _uv_command_at(args: Sequence[str]) -> int:
+    """Where uv's command (``run``, ``tool``...) is in ``args``, after its global options;
+    ``len(args)`` when there is none."""
+    taking_value = False
+    for index, arg in enumerate(args):
+        if taking_value:
+            taking_value = False
+        elif not arg.startswith("-"):
+            return index
+        elif arg.startswith("--"):
+            taking_value = "=" not in arg and arg not in _UV_FLAGS
+        else:  # `-qv` takes no value, `-p` and `-qp` the next word, `-p3.12` its own
+            taking_value = arg.find("p") == len(arg) - 1
+    return len(args)
+
+
+def _as_module(command: str, args: Sequence[str]) -> tuple[str, Sequence[str]]:
+    """The module a Python runs with ``-m`` and its arguments (``python3 -I -m uv run x``:
+    ``uv`` with ``run x``); ``command`` and ``args`` as they are for another command."""
+    if not is_python(command):
+        return command, args
+    taking_value = False
+    for index, arg in enumerate(args):
+        if taking_value:
+            taking_value = False
+        elif not arg.startswith("-") or arg in ("-", "--"):
+            break
+        elif arg.startswith("--"):
+            taking_value = arg == "--check-hash-based-pycs"
+        else:
+            for at, letter in enumerate(arg[1:], start=2):
+                if letter == "m":  # `-m uv` or `-muv`
+                    words = [arg[at:]] if at < len(arg) else []
+                    words += args[index + 1 :]
+                    return (words[0], words[1:]) if words else (command, args)
+                if letter == "c":
+                    return command, args
+                if letter in "XW":
+                    taking_value = at == len(arg)
+                    break
+    return command, args
+
+
 def _uv(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
-    if PurePath(command).name not in _UV or _subcommand(args, _UV_VALUED) != "run":
+    command, args = _as_module(command, args)  # `python3 -m uv run ...` is uv's own
+    at = _uv_command_at(args)
+    if PurePath(command).name not in _UV or at == len(args) or args[at] != "run":
         return None
-    at = list(args).index("run")
     directory, taking_value = None, False
     for index, arg in enumerate(args):  # uv's options, then run's up to the command it runs
         if taking_value:
@@ -227,10 +277,10 @@ def _node_runner(command: str, args: Sequence[str], home: Path) -> LaunchGuard |
 _Guarding = Callable[[str, Sequence[str], Path], LaunchGuard | None]
 
 LAUNCHERS: Final[tuple[tuple[str, _Guarding], ...]] = (
+    ("uv run, python -m uv run", _uv),  # before Python's: `python3 -m uv run` is refused
     ("python -m NAME, -c CODE, standard input", _python),
     ("npx PACKAGE, npm exec, npm x", _npx),
     ("deno run npm:/jsr:/URL, deno x", _deno),
-    ("uv run", _uv),
     ("pnpm dlx, pnpx, yarn dlx, bunx, bun x", _node_runner),
 )
 """Each launcher that looks in its working directory first, with what gives its guard for a
@@ -243,6 +293,8 @@ def project_guard(command: str, args: Sequence[str], cwd: Path, env: Environment
     ``cwd`` is the project's and the gate is closed; an empty one otherwise."""
     if gate_is_open(env):
         return LaunchGuard()
+    if (split := split_by_env(command, args)) is not None:
+        return _split_refusal(split, cwd, env)
     home = env.user_home or Path(env.cwd.anchor)
     before: tuple[str, ...] = ()
     run, run_args = run_by_env(command, args)  # `env A=1 npx ...`: the launcher is npx
@@ -267,6 +319,22 @@ def project_guard(command: str, args: Sequence[str], cwd: Path, env: Environment
                 return replace(guard, args=(*before[:-1], *passed, *run_with))
         return guard if guard.args is None else replace(guard, args=(*before, *guard.args))
     return LaunchGuard()
+
+
+def _split_refusal(split: list[str], cwd: Path, env: Environment) -> LaunchGuard:
+    """``env -S STRING``'s guard: none where what it runs needs none; else a refusal, as the
+    guard cannot be put into the string (``env -S 'python3 -m NAME'``)."""
+    inner = project_guard(split[0], split[1:], cwd, env) if split else LaunchGuard()
+    if inner.refusal is not None or (inner.args is None and not inner.variables):
+        return inner
+    return LaunchGuard(
+        refusal=(
+            f"not started: `env -S` runs {split[0]}, which reads what a cloned repository can "
+            f"plant in {cwd}, and the project gate is closed there: give env each argument of "
+            f"its own in `args` (hermes then guards {split[0]}), or set {PROJECT_GATE_FLAG}=1 "
+            "in the environment for a project you trust"
+        )
+    )
 
 
 def _refused(reads: Reads, cwd: Path, env: Environment) -> LaunchGuard:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from mcp.shared.dispatcher import coerce_request_id
+
 __all__ = ["BATCH_VERSIONS", "MAX_BATCH", "batch_refusal", "element_refusal"]
 
 MAX_BATCH: Final = 64
@@ -44,9 +46,23 @@ def batch_refusal(batch: list[Any], version: str | None) -> str | None:
     return None
 
 
-def element_refusal(element: Any) -> str | None:
+def element_refusal(element: Any, taken: set[int | str]) -> str | None:
     """Why ``element`` of a batch is refused though the batch is read (the details of its
-    invalid request); ``None`` when it is read as a message on its own would be."""
-    if isinstance(element, dict) and element.get("method") == "initialize":
+    invalid request); ``None`` when it is read as a message on its own would be. ``taken``
+    holds the ids of the batch's requests before it (``element``'s is added): a request id
+    is never used twice (MCP), and two answers under one id could not be told apart."""
+    if not isinstance(element, dict):
+        return None
+    if element.get("method") == "initialize":
         return "initialize must not be part of a batch (MCP 2025-03-26): send it alone"
+    ident = element.get("id")
+    if "method" not in element or isinstance(ident, bool) or not isinstance(ident, int | str):
+        return None
+    key = coerce_request_id(ident)
+    if key in taken:
+        return (
+            f"the id {ident!r} of an earlier request of this batch (MCP: a request id is never "
+            "used twice): give each request its own id"
+        )
+    taken.add(key)
     return None

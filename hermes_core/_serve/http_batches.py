@@ -105,8 +105,11 @@ class HttpBatches:
                 pass
             gone.set()
 
+        taken: set[int | str] = set()
+        refusals = [element_refusal(element, taken) for element in batch]
+
         async def serve(index: int, element: Any) -> None:
-            answers[index] = await self._serve_element(scope, element, gone)
+            answers[index] = await self._serve_element(scope, element, gone, refusals[index])
 
         async with anyio.create_task_group() as outer:
             outer.start_soon(watch_client)
@@ -117,12 +120,12 @@ class HttpBatches:
         return [answer for found in answers for answer in found]
 
     async def _serve_element(
-        self, scope: Scope, element: Any, gone: anyio.Event
+        self, scope: Scope, element: Any, gone: anyio.Event, refusal: str | None
     ) -> list[dict[str, Any]]:
         ident = element.get("id") if isinstance(element, dict) else None
         if isinstance(ident, bool) or not isinstance(ident, int | str):
             ident = None
-        refusal = element_refusal(element) or _not_a_message(element)
+        refusal = refusal or _not_a_message(element)
         if refusal is not None:
             return [LineRefused(INVALID_REQUEST, refusal).answer(ident)]
         body = json.dumps(element).encode()

@@ -153,8 +153,9 @@ async def _read_batch(
         return
     held = _Batch()
     to_send: list[SessionMessage] = []
+    taken: set[int | str] = set()
     for element in batch:
-        refusal = element_refusal(element)
+        refusal = element_refusal(element, taken)
         ident = element.get("id") if isinstance(element, dict) else None
         if refusal is not None:
             ident = ident if isinstance(ident, int | str) and not isinstance(ident, bool) else None

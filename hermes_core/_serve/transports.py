@@ -65,11 +65,14 @@ flight are stopped and answered first: :meth:`HostServer.stop_calls`)."""
 
 
 async def _cancel_on_signal(scope: anyio.CancelScope, received: list[int]) -> None:
+    """Cancel ``scope`` at the first SIGTERM or SIGINT, noted in ``received``; the later ones
+    are taken and ignored until the caller ends this, once the host is closed (a second one
+    killed the process mid-shutdown, leaving what its MCP servers had started running)."""
     with anyio.open_signal_receiver(*_STOP_SIGNALS) as signals:
         async for number in signals:
-            received.append(number)
-            scope.cancel()
-            return
+            if not received:
+                received.append(number)
+                scope.cancel()
 
 
 def _die_by(number: int) -> None:
@@ -131,17 +134,19 @@ async def _serve_stdio_streams(
 ) -> None:
     # The signal watcher encloses the host, so a signal while MCP servers are still connecting
     # cancels the start, which ends the servers begun so far.
-    async with anyio.create_task_group() as outer:
-        outer.start_soon(_cancel_on_signal, outer.cancel_scope, received)
-        async with serving_host(
-            config,
-            env,
-            session_scope="connection",
-            config_path=config_path,
-            context_length=context_length,
-        ) as served:
-            await served.server.run(read_stream, write_stream, served.initialization_options())
-        outer.cancel_scope.cancel()
+    async with anyio.create_task_group() as watching:
+        outer = anyio.CancelScope()
+        watching.start_soon(_cancel_on_signal, outer, received)
+        with outer:
+            async with serving_host(
+                config,
+                env,
+                session_scope="connection",
+                config_path=config_path,
+                context_length=context_length,
+            ) as served:
+                await served.server.run(read_stream, write_stream, served.initialization_options())
+        watching.cancel_scope.cancel()
 
 
 @contextlib.asynccontextmanager
@@ -283,60 +288,67 @@ async def _serve_http_on(
     on_listening: Callable[[str], None] | None,
 ) -> None:
     # One signal watcher encloses the host: before requests are served a signal cancels the
-    # start (ending the MCP servers begun so far); afterwards it stops uvicorn gracefully.
+    # start (ending the MCP servers begun so far); afterwards it stops uvicorn gracefully. It
+    # takes the later signals too, ignored, until the host is closed: a second one killed the
+    # process mid-shutdown (its calls unanswered, what its MCP servers started left running).
     stop: list[Callable[[], None]] = []
     bound_port: int = sock.getsockname()[1]
-    async with anyio.create_task_group() as outer:
+    async with anyio.create_task_group() as watching:
+        outer = anyio.CancelScope()
 
         async def stop_on_signal() -> None:
+            stopping = False
             with anyio.open_signal_receiver(*_STOP_SIGNALS) as signals:
                 async for _ in signals:
+                    if stopping:
+                        continue
+                    stopping = True
                     if stop:
                         stop[0]()
                     else:
-                        outer.cancel_scope.cancel()
-                    return
+                        outer.cancel()
 
-        outer.start_soon(stop_on_signal)
-        async with serving_host(
-            config,
-            env,
-            session_scope="request",
-            config_path=config_path,
-            context_length=context_length,
-        ) as served:
-            app = http_app(served, host, bound_port, allow_hosts=allow_hosts, token=token)
-            server = _UvicornServer(
-                uvicorn.Config(
-                    app,
-                    log_config=None,
-                    access_log=False,
-                    lifespan="on",
-                    timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN,
+        watching.start_soon(stop_on_signal)
+        with outer:
+            async with serving_host(
+                config,
+                env,
+                session_scope="request",
+                config_path=config_path,
+                context_length=context_length,
+            ) as served:
+                app = http_app(served, host, bound_port, allow_hosts=allow_hosts, token=token)
+                server = _UvicornServer(
+                    uvicorn.Config(
+                        app,
+                        log_config=None,
+                        access_log=False,
+                        lifespan="on",
+                        timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN,
+                    )
                 )
-            )
-            url = http_url(host, bound_port)
+                url = http_url(host, bound_port)
 
-            def stop_serving() -> None:
-                # Calls in flight are stopped and answered: uvicorn's graceful shutdown would
-                # wait for them (_GRACEFUL_SHUTDOWN), then drop their connections unanswered.
-                served.stop_calls()
-                served.end_listen_streams()
-                server.should_exit = True
+                def stop_serving() -> None:
+                    # Calls in flight are stopped and answered: uvicorn's graceful shutdown would
+                    # wait for them (_GRACEFUL_SHUTDOWN), then drop their connections unanswered.
+                    served.stop_calls()
+                    served.end_listen_streams()
+                    server.should_exit = True
 
-            stop.append(stop_serving)
+                stop.append(stop_serving)
 
-            async def report_listening() -> None:
-                while not server.started:
-                    await anyio.sleep(0.02)
-                if on_listening is not None:
-                    on_listening(url)
+                async def report_listening() -> None:
+                    while not server.started:
+                        await anyio.sleep(0.02)
+                    if on_listening is not None:
+                        on_listening(url)
 
-            async with anyio.create_task_group() as group:
-                group.start_soon(report_listening)
-                await server.serve(sockets=[sock])
-                group.cancel_scope.cancel()
-        outer.cancel_scope.cancel()
+                async with anyio.create_task_group() as group:
+                    group.start_soon(report_listening)
+                    await server.serve(sockets=[sock])
+                    group.cancel_scope.cancel()
+        watching.cancel_scope.cancel()
 
 
 def http_app(

@@ -77,6 +77,25 @@ def test_the_users_uv_run_server_starts_in_a_gated_project_that_plants_nothing_u
     assert "UTC" in result.text_content
 
 
+@pytest.mark.subprocess
+def test_the_users_uv_run_server_behind_an_option_hermes_does_not_list_is_still_refused(
+    places: dict[str, Path],
+) -> None:
+    # uv takes options it does not list in its help (`--preview-features X`): the value of
+    # one is not `uv`'s command, and `run` after it still reads the clone's .venv.
+    marker = places["user_home"] / "planted-python-ran"
+    plant_virtual_environment(places["project"], marker)
+    args = ["--preview-features", "format", "run", "--offline", "--no-project"]
+    server = {"command": uv_command("uv"), "args": [*args, sys.executable, "-m", "mcp_server_time"]}
+    host = Host(policy_off(mcp_servers={"time": server}), environment(places, ""), strict=False)
+
+    result = call(host, "mcp__time__get_current_time", {"timezone": "UTC"})
+
+    assert not marker.exists()
+    assert result.error_code is not None
+    assert str(places["project"] / ".venv") in result.text_content, result.text_content
+
+
 PLANTED_SCRIPT = "require('fs').writeFileSync({marker!r}, '')\n"
 
 
@@ -128,6 +147,20 @@ def test_the_users_node_launcher_server_is_not_started_where_the_project_plants_
         ("/usr/bin/uv", ["--offline", "run", "server"], "uv.toml", True),
         ("uv", ["run", "--no-project", "server"], ".python-version", True),
         ("uv", ["--color", "never", "run", "server"], "above/.venv", True),
+        ("uv", ["--preview-features", "format", "run", "server"], ".venv", True),
+        ("uv", ["--python-fetch", "automatic", "run", "server"], "pyproject.toml", True),
+        ("uv", ["-qp", "3.12", "run", "server"], "above/.venv", True),
+        ("uv", ["--offline", "tool", "run", "server"], "uv.toml", False),
+        ("python3", ["-m", "uv", "run", "server"], "uv.toml", True),
+        (
+            "/usr/bin/python3",
+            ["-I", "-W", "ignore", "-m", "uv", "run", "x"],
+            "pyproject.toml",
+            True,
+        ),
+        ("python3", ["-Imuv", "--offline", "run", "server"], "above/.venv", True),
+        ("env", ["-i", "python3", "-m", "uv", "run", "server"], "uv.toml", True),
+        ("python3", ["-m", "uv", "tool", "run", "server"], "uv.toml", False),
         ("uv", ["run", "server"], "README.md", False),
         ("uv", ["--directory", "/opt/server", "run", "server"], "pyproject.toml", False),
         ("uv", ["run", "--directory", "/opt/server", "server"], "pyproject.toml", False),
@@ -242,3 +275,45 @@ def test_which_env_runs_carry_the_guard_as_an_assignment_in_a_gated_project(
     guard = project_guard("/usr/bin/env", args, places["project"], environment(places, ""))
 
     assert guard.args == (None if guarded is None else tuple(guarded))
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("options", [["-S"], ["-vS"], ["--split-string"]], ids=" ".join)
+def test_the_users_env_s_python_m_server_never_imports_a_module_the_project_plants(
+    places: dict[str, Path], options: list[str]
+) -> None:
+    # `env -S 'python3 -m NAME'` splits its one string into Python's command line: hermes saw
+    # no Python there, and the clone's module was imported.
+    marker = places["user_home"] / "planted-module-ran"
+    (places["project"] / "mcp_server_time.py").write_text(PLANTED_MODULE.format(marker=str(marker)))
+    args = [*options, f"{sys.executable} -m mcp_server_time"]
+    server = {"command": "env", "args": args, "connect_timeout": 30}
+    host = Host(policy_off(mcp_servers={"time": server}), environment(places, ""), strict=False)
+
+    result = call(host, "mcp__time__get_current_time", {"timezone": "UTC"})
+
+    assert not marker.exists()
+    assert result.error_code is not None
+    for part in ("'time'", "env -S", f"{GATE}=1"):
+        assert part in result.text_content, result.text_content
+
+
+@pytest.mark.parametrize(
+    ("args", "refused"),
+    [
+        (["-S", "uv run server"], True),
+        (["--split-string=npx -y server"], True),
+        (["-S/usr/bin/python3 -m srv"], True),
+        (["-S", "python3 /opt/srv.py"], False),  # a script: nothing to guard
+        (["-uS", "python3", "-m", "srv"], False),  # -u's value is S: Python guarded as usual
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else str(value),
+)
+def test_which_env_s_runs_are_refused_in_a_gated_project(
+    places: dict[str, Path], args: list[str], refused: bool
+) -> None:
+    (places["project"] / "pyproject.toml").write_text("[project]\nname = 'clone'\n")
+    guard = project_guard("env", args, places["project"], environment(places, ""))
+
+    assert (guard.refusal is not None) is refused, guard
+    assert project_guard("env", args, places["project"], environment(places, "1")).refusal is None

@@ -171,3 +171,36 @@ def test_a_request_of_a_batch_the_client_cancels_leaves_the_others_answered(
         wire.request(3, "ping")
         assert wire.receive_line() == {"jsonrpc": "2.0", "id": 3, "result": {}}
         assert wire.close() == 0
+
+
+def _check_repeated_id(answers: Any) -> None:
+    # MCP: a request id is never used twice in a session; the second of a batch is refused
+    # there, in the batch's array, so no answer comes out of it on a line of its own.
+    assert isinstance(answers, list), answers
+    assert len(answers) == 3, answers
+    assert {"jsonrpc": "2.0", "id": 5, "result": {}} in answers
+    assert {"jsonrpc": "2.0", "id": 6, "result": {}} in answers
+    refused = [answer for answer in answers if "error" in answer]
+    assert len(refused) == 1, answers
+    assert refused[0]["id"] == 5
+    assert refused[0]["error"]["code"] == -32600
+    assert "5" in refused[0]["error"]["data"]["details"]
+
+
+def test_a_request_id_repeated_in_a_batch_is_refused_in_its_array_over_stdio_and_http(
+    served: ServeHome,
+) -> None:
+    served.write_config()
+    batch = [_ping(5), _ping(5), _ping(6)]
+    with raw_stdio(served) as wire:
+        wire.initialize("2025-03-26")
+        _send(wire, batch)
+        _check_repeated_id(wire.receive_line())
+        wire.request(7, "ping")  # the next line is the answer to the next request
+        assert wire.receive_line() == {"jsonrpc": "2.0", "id": 7, "result": {}}
+        assert wire.close() == 0
+    with http_serve(served) as server:
+        answered = _post(server, batch, None)
+        assert answered.status_code == 200, answered.text
+        _check_repeated_id(answered.json())
+        assert server.stop() == 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from serving import (
     ServeHome,
     http_serve,
     processes_mentioning,
+    raw_stdio,
     served_tools_once_listed,
     spawner_server,
 )
@@ -260,3 +262,95 @@ def test_sigterm_over_http_answers_a_2026_clients_call_in_flight(served: ServeHo
     assert result.is_error is True
     assert "hermes serve is shutting down" in text_of(result)
     assert processes_mentioning(marker) == []
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_second_signal_over_http_during_the_shutdown_leaves_it_to_finish(
+    served: ServeHome, number: signal.Signals
+) -> None:
+    # A second SIGTERM killed the process mid-shutdown (its call unanswered, the processes its
+    # MCP server had started left running); a second SIGINT ended it with a traceback.
+    marker = str(served.root / "in-flight-at-sigterm")
+    grandchild = str(served.root / "spawned-by-a-server")
+    served.write_config(
+        approvals={"non_interactive": "allow"},
+        mcp_servers={"spawn": spawner_server(grandchild)},
+    )
+    with http_serve(served) as server:
+        headers = {
+            **server.headers,
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2025-11-25",
+        }
+        call = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "terminal", "arguments": {"command": slow_command(marker)}},
+        }
+        with (
+            httpx.Client(timeout=httpx.Timeout(END_LIMIT)) as http,
+            http.stream("POST", server.url, headers=headers, json=call) as answer,
+        ):
+            give_up = time.monotonic() + APPEAR_LIMIT
+            while not processes_mentioning(marker) or len(processes_mentioning(grandchild)) < 2:
+                assert time.monotonic() < give_up, "the call's command or the server did not start"
+                time.sleep(0.1)
+            server.process.send_signal(number)
+            give_up = time.monotonic() + END_LIMIT
+            while processes_mentioning(marker):  # the shutdown began: the call is stopped
+                assert time.monotonic() < give_up, "the call's command was not ended"
+                time.sleep(0.01)
+            server.process.send_signal(number)
+            messages = _sse_messages(answer)
+        try:  # a guard against a hang, not a performance check
+            status = server.process.wait(timeout=END_LIMIT)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"hermes serve did not exit within {END_LIMIT} s of two signals")
+        stderr = server.process.stderr.read().decode() if server.process.stderr else ""
+    left = processes_mentioning(grandchild)
+    for pid in left:  # the test's own leftovers, ended so they do not outlive it
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert status == 0, stderr
+    assert "Traceback" not in stderr, stderr
+    assert [message["id"] for message in messages if "id" in message] == [1], messages
+    assert processes_mentioning(marker) == []
+    assert left == []
+
+
+def test_a_second_sigterm_over_stdio_during_the_shutdown_leaves_it_to_finish(
+    served: ServeHome,
+) -> None:
+    # Over stdio serve ends by the signal once the host is closed; a second SIGTERM killed it
+    # before, leaving what its MCP server had started running.
+    marker = str(served.root / "in-flight-at-sigterm")
+    grandchild = str(served.root / "spawned-by-a-server")
+    served.write_config(
+        approvals={"non_interactive": "allow"},
+        mcp_servers={"spawn": spawner_server(grandchild)},
+    )
+    with raw_stdio(served) as wire:
+        wire.initialize("2025-03-26")
+        arguments = {"command": slow_command(marker)}
+        wire.request(1, "tools/call", {"name": "terminal", "arguments": arguments})
+        give_up = time.monotonic() + APPEAR_LIMIT
+        while not processes_mentioning(marker) or len(processes_mentioning(grandchild)) < 2:
+            assert time.monotonic() < give_up, "the call's command or the server did not start"
+            time.sleep(0.1)
+        wire.process.send_signal(signal.SIGTERM)
+        give_up = time.monotonic() + END_LIMIT
+        while processes_mentioning(marker):  # the shutdown began: the call is stopped
+            assert time.monotonic() < give_up, "the call's command was not ended"
+            time.sleep(0.01)
+        wire.process.send_signal(signal.SIGTERM)
+        try:  # a guard against a hang, not a performance check
+            status = wire.process.wait(timeout=END_LIMIT)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"hermes serve did not exit within {END_LIMIT} s of two SIGTERMs")
+    left = processes_mentioning(grandchild)
+    for pid in left:  # the test's own leftovers, ended so they do not outlive it
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert status == -signal.SIGTERM
+    assert left == []
