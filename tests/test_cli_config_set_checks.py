@@ -192,3 +192,30 @@ def test_set_checks_only_the_keys_of_a_file_the_project_gate_holds_back(tmp_path
     assert "saved, but not in effect" in done.stderr
     assert cli.config.read_text(encoding="utf-8") == "approvals:\n  policy: manul\n"
     assert validated.stdout.startswith("ok: ")
+
+
+def test_set_fixes_one_of_two_problems_already_in_the_file_and_refuses_only_a_new_one(
+    cli: HermesCli,
+) -> None:
+    """A plugin uninstalled can leave two names no plugin registers (its policy, its backend):
+    each ``set`` that fixes one must not be refused for the other, or only an editor could mend
+    the file. What was there already is said as a warning; a problem the edit adds is refused."""
+    path = cli.config
+    path.write_text(
+        MINE + "approvals:\n  policy: manul\ntools:\n  tool_search:\n    backend: bm52\n",
+        encoding="utf-8",
+    )
+
+    fixed = cli.run("config", "set", "approvals.policy", "manual")
+    assert "approvals:\n  policy: manual\n" in path.read_text(encoding="utf-8")
+    assert "unknown search backend 'bm52'" in fixed.stderr  # still there: said, not fatal
+    assert "hermes: warning:" in fixed.stderr
+    before = path.read_text(encoding="utf-8")
+
+    worse = cli.run("config", "set", "model.provider", "opnai", ok=False)
+    assert worse.returncode == 2
+    assert "unknown model provider 'opnai'" in worse.stderr
+    assert path.read_text(encoding="utf-8") == before
+
+    cli.run("config", "set", "tools.tool_search.backend", "bm25")
+    assert cli.run("config", "validate").stdout.startswith("ok: ")
