@@ -107,9 +107,10 @@ def set_command(key: str, value: str) -> None:
     env = environment()
     with warnings_to_stderr(), edit_config(env) as document:
         enabled_before = _enabling(document)
+        before = _as_saved_or_none(document)
         document.set(key, parsed)
         document.validate()  # the file's own problems first, as validate says them
-        _refuse_what_the_plugins_refuse(document, env, enabled_before)
+        _refuse_what_the_plugins_refuse(document, env, enabled_before, before)
     click.echo(f"{key} = {json.dumps(parsed, default=str)} ({env.config_path})")
     say_if_held_back(env)
 
@@ -157,14 +158,31 @@ def _enabling(document: ConfigDocument) -> tuple[set[str], set[str]]:
     return names("plugins.enabled"), names("plugins.disabled")
 
 
+def _as_saved_or_none(document: ConfigDocument) -> Config | None:
+    """``document`` as it stands, before the edit (:meth:`ConfigDocument.as_saved`), or
+    ``None`` when its keys or values are wrong already."""
+    from hermes_core._errors import ConfigError
+
+    try:
+        return document.as_saved()
+    except ConfigError:
+        return None
+
+
 def _refuse_what_the_plugins_refuse(
-    document: ConfigDocument, env: Environment, before: tuple[set[str], set[str]]
+    document: ConfigDocument,
+    env: Environment,
+    before: tuple[set[str], set[str]],
+    unedited: Config | None,
 ) -> None:
     """Exit with status 2, printing them as ``config validate`` does, when the plugins refuse
-    the edited ``document`` (:func:`selection_problems`). Skipped, as by ``validate``, for a
-    file the project gate holds back, and when the edit enables a plugin the file did not
-    (named in ``plugins.enabled``, or no longer in ``plugins.disabled``): ``set`` runs no code
-    of a plugin that was not enabled; the next command loads it and ``validate`` judges it."""
+    the edited ``document`` (:func:`selection_problems`) for a problem the edit brings: one the
+    ``unedited`` file had already is said as a warning, so that each ``set`` mending one of two
+    such problems (the policy and the backend of a plugin uninstalled) is not refused for the
+    other. Skipped, as by ``validate``, for a file the project gate holds back, and when the
+    edit enables a plugin the file did not (named in ``plugins.enabled``, or no longer in
+    ``plugins.disabled``): ``set`` runs no code of a plugin that was not enabled; the next
+    command loads it and ``validate`` judges it."""
     from hermes_core._project_trust import config_refusal
 
     # config_held_back asks only of a file that exists; this one may be written now.
@@ -174,10 +192,24 @@ def _refuse_what_the_plugins_refuse(
     if enabled - before[0] or before[1] - disabled:
         return
     problems = _plugin_problems(document.as_saved(), env)
+    if problems and unedited is not None:
+        had = {_unplaced(problem, env) for problem in _plugin_problems(unedited, env)}
+        for problem in [p for p in problems if _unplaced(p, env) in had]:
+            echo_shown(f"hermes: warning: {problem} (in the file already)", err=True)
+        problems = [p for p in problems if _unplaced(p, env) not in had]
     for problem in problems:
         echo_shown(f"hermes: error: {problem}", err=True)
     if problems:
         sys.exit(2)
+
+
+def _unplaced(problem: str, env: Environment) -> str:
+    """``problem`` without the ``FILE:LINE: `` it starts with: an edit moves lines."""
+    prefix = f"{env.config_path}:"
+    if not problem.startswith(prefix):
+        return problem
+    line, _, rest = problem[len(prefix) :].partition(": ")
+    return rest if line.isdigit() else problem
 
 
 def _tool_providers(config: Config, host: Host) -> list[tuple[SelectableKind, str]]:
