@@ -17,7 +17,7 @@ from hermes_core._cli.context import environment, say_if_held_back
 from hermes_core._cli.output import echo_shown, warnings_to_stderr
 
 if TYPE_CHECKING:
-    from hermes_core._config import Config
+    from hermes_core._config import Config, ConfigDocument
     from hermes_core._host import Host
     from hermes_core._paths import Environment
     from hermes_core._plugins.selection import SelectableKind
@@ -98,14 +98,19 @@ def set_command(key: str, value: str) -> None:
     """Set a dotted KEY to VALUE, parsed as YAML.
 
     Example: hermes config set tools.tool_search.threshold_pct 7.5. The edited file is
-    validated before it is written; its comments and key order are kept.
+    checked as hermes config validate checks it before it is written (exit status 2, nothing
+    written, when it has problems); its comments and key order are kept.
     """
     from hermes_core._config import edit_config
 
     parsed = _parse_value(key, value)
     env = environment()
     with warnings_to_stderr(), edit_config(env) as document:
+        enabled_before = _enabling(document)
+        before = _as_saved_or_none(document)
         document.set(key, parsed)
+        document.validate()  # the file's own problems first, as validate says them
+        _refuse_what_the_plugins_refuse(document, env, enabled_before, before)
     click.echo(f"{key} = {json.dumps(parsed, default=str)} ({env.config_path})")
     say_if_held_back(env)
 
@@ -138,6 +143,73 @@ def validate_command() -> None:
     if problems:
         sys.exit(2)
     click.echo(f"ok: {env.config_path}")
+
+
+def _enabling(document: ConfigDocument) -> tuple[set[str], set[str]]:
+    """The plugin names ``document`` enables and disables (normalized; a list that is not one
+    names none)."""
+    from hermes_core._plugin_names import normalize_name
+
+    def names(key: str) -> set[str]:
+        value = document.get(key)
+        items = value if isinstance(value, list) else []
+        return {normalize_name(item) for item in items if isinstance(item, str)}
+
+    return names("plugins.enabled"), names("plugins.disabled")
+
+
+def _as_saved_or_none(document: ConfigDocument) -> Config | None:
+    """``document`` as it stands, before the edit (:meth:`ConfigDocument.as_saved`), or
+    ``None`` when its keys or values are wrong already."""
+    from hermes_core._errors import ConfigError
+
+    try:
+        return document.as_saved()
+    except ConfigError:
+        return None
+
+
+def _refuse_what_the_plugins_refuse(
+    document: ConfigDocument,
+    env: Environment,
+    before: tuple[set[str], set[str]],
+    unedited: Config | None,
+) -> None:
+    """Exit with status 2, printing them as ``config validate`` does, when the plugins refuse
+    the edited ``document`` (:func:`selection_problems`) for a problem the edit brings: one the
+    ``unedited`` file had already is said as a warning, so that each ``set`` mending one of two
+    such problems (the policy and the backend of a plugin uninstalled) is not refused for the
+    other. Skipped, as by ``validate``, for a file the project gate holds back, and when the
+    edit enables a plugin the file did not (named in ``plugins.enabled``, or no longer in
+    ``plugins.disabled``): ``set`` runs no code of a plugin that was not enabled; the next
+    command loads it and ``validate`` judges it."""
+    from hermes_core._project_trust import config_refusal
+
+    # config_held_back asks only of a file that exists; this one may be written now.
+    if config_refusal(env, env.config_path, "the config file") is not None:
+        return
+    enabled, disabled = _enabling(document)
+    if enabled - before[0] or before[1] - disabled:
+        return
+    problems = _plugin_problems(document.as_saved(), env)
+    if problems and unedited is not None:
+        had = {_unplaced(problem, env) for problem in _plugin_problems(unedited, env)}
+        for problem in [p for p in problems if _unplaced(p, env) in had]:
+            echo_shown(f"hermes: warning: {problem} (in the file already)", err=True)
+        problems = [p for p in problems if _unplaced(p, env) not in had]
+    for problem in problems:
+        echo_shown(f"hermes: error: {problem}", err=True)
+    if problems:
+        sys.exit(2)
+
+
+def _unplaced(problem: str, env: Environment) -> str:
+    """``problem`` without the ``FILE:LINE: `` it starts with: an edit moves lines."""
+    prefix = f"{env.config_path}:"
+    if not problem.startswith(prefix):
+        return problem
+    line, _, rest = problem[len(prefix) :].partition(": ")
+    return rest if line.isdigit() else problem
 
 
 def _tool_providers(config: Config, host: Host) -> list[tuple[SelectableKind, str]]:

@@ -315,6 +315,16 @@ class ConfigDocument:
         """The edited document as a :class:`Config`; ``ConfigError`` naming line and key if not."""
         return validate_document(self._data, self.path)
 
+    def as_saved(self) -> Config:
+        """The edited document as :func:`load_config` will read it once saved: from the text
+        :meth:`save` writes, so that a problem found in it names the line it will be on (a key
+        just added has none yet). Its warnings are :meth:`validate`'s, not said twice."""
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return validate_document(_parse(self.dumps(), self.path), self.path)
+
     def dumps(self) -> str:
         """The document as YAML text, with the file's comments, order and indentation."""
         yaml = yaml_layout.round_trip_yaml()
