@@ -206,6 +206,32 @@ async def test_an_unknown_connector_tool_is_tool_not_found_after_both_slugs(
     assert [tool for tool, _ in _executed(mail)] == ["GMAIL_NOPE", "NOPE"]
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "connectors__gmail__bad name!",
+        "connectors__GMAIL__SEND_EMAIL",
+        f"connectors__gmail__{'X' * 60}",
+    ],
+)
+async def test_a_connector_name_search_never_offers_is_an_unknown_tool_and_nothing_is_sent(
+    tmp_path: Path, mail: Gateway, name: str
+) -> None:
+    # No slug composes to these names (a character a provider refuses, an upper-case connector,
+    # over 64 characters): refused here as any unknown tool is, never asked of the gateway.
+    async with connector_host(tmp_path, mail.url) as host:
+        result = await _call(host, [{"name": name, "arguments": {}}])
+        described = await host.dispatch("tool_describe", {"names": [name]}, host.new_session())
+
+    assert payload(result) == {
+        "error": f"unknown tool {name!r}: use tool_search to find the exact name",
+        "code": "UNKNOWN_TOOL",
+    }
+    assert payload(described)["not_found"] == [name]
+    assert mail.requests("execute") == []
+    assert mail.requests("schemas") == []
+
+
 async def test_only_tool_not_found_is_retried_with_the_literal_slug(
     tmp_path: Path, mail: Gateway
 ) -> None:
