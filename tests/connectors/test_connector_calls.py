@@ -15,6 +15,7 @@ import pytest
 from gateways import (
     SEND_EMAIL_SCHEMA,
     Gateway,
+    connector_env,
     connector_host,
     entries,
     fixture,
@@ -25,6 +26,7 @@ from hermes_core._approvals.prompt import Answer, ApprovalRequest
 from hermes_core._host import Host
 from hermes_core._session import Session
 from hermes_core._tools import ToolResult
+from hermes_core.connectors._signin import save_token
 from hermes_core.testing import write_dir_plugin
 
 pytestmark = pytest.mark.anyio
@@ -510,3 +512,28 @@ async def test_an_unreachable_gateway_makes_each_entry_a_provider_error_never_an
     assert [item["error"]["code"] for item in entries(answer)] == ["PROVIDER_ERROR"] * 2
     assert "cannot reach" in entries(answer)[0]["error"]["message"]
     assert (answer["success_count"], answer["error_count"]) == (0, 2)
+
+
+@pytest.mark.parametrize("source", ["environment", "file"])
+async def test_a_refused_token_tells_how_to_sign_in_again_where_the_token_comes_from(
+    tmp_path: Path, start_gateway: Callable[[Mapping[str, Any]], Gateway], source: str
+) -> None:
+    # HERMES_CONNECTORS_TOKEN wins over auth.json: a new login alone would change nothing.
+    gateway = start_gateway(fixture(token="the-right-one"))
+    env = connector_env(tmp_path, token="an-old-one" if source == "environment" else None)
+    if source == "file":
+        save_token(env, "an-old-one")
+    async with connector_host(tmp_path, gateway.url, env=env) as host:
+        called = await _call(host, [{"name": SEND, "arguments": {"to": "a@b.c"}}])
+        described = await host.dispatch("tool_describe", {"names": [SEND]}, host.new_session())
+
+    again = (
+        "sign in again: HERMES_CONNECTORS_TOKEN holds the token refused: set it to another, or "
+        "unset it and run 'hermes connectors login'"
+        if source == "environment"
+        else "sign in again: run 'hermes connectors login'"
+    )
+    assert called.error_code == "SIGNED_OUT"
+    assert payload(called)["hint"] == f"Tell the user to {again}."
+    assert payload(described)["errors"][SEND].endswith(f": {again}"), payload(described)
+    assert "HERMES_CONNECTORS_TOKEN)" not in json.dumps(payload(described))
