@@ -295,7 +295,7 @@ class Connectors:
             if answer.failure.kind == "not_served":
                 return ConnectorDescription(not_found=list(names))
             return ConnectorDescription(
-                not_found=unknown, error=failure_text(answer.failure, "describe")
+                not_found=unknown, error=failure_text(answer.failure, "describe", self.sign_in())
             )
         tools: dict[str, RemoteTool] = {}
         usable = self._usable(answer.schemas)
@@ -354,7 +354,7 @@ class Connectors:
         if isinstance(outcome, ExecuteResult) and _code(outcome) == "TOOL_NOT_FOUND":
             outcome = await self._execute_one(gateway, slugs.connector, slugs.literal, arguments)
         if isinstance(outcome, GatewayFailure):
-            return failure_result(name, outcome)
+            return failure_result(name, outcome, self.sign_in())
         if outcome.error is not None:
             return await self._error_result(slugs.connector, outcome.error)
         return data_result(outcome.data, self.config.max_result_chars)
