@@ -537,3 +537,20 @@ async def test_a_refused_token_tells_how_to_sign_in_again_where_the_token_comes_
     assert payload(called)["hint"] == f"Tell the user to {again}."
     assert payload(described)["errors"][SEND].endswith(f": {again}"), payload(described)
     assert "HERMES_CONNECTORS_TOKEN)" not in json.dumps(payload(described))
+
+
+async def test_a_result_of_json_null_is_a_result_of_no_output_not_the_text_null(
+    tmp_path: Path, start_gateway: Callable[[Mapping[str, Any]], Gateway]
+) -> None:
+    # As an MCP tool answering no content: the conversation says "(no output)".
+    data = connected("gmail")
+    for tool in data["connectors"][0]["tools"]:
+        tool["result"] = None if tool["slug"] == "GMAIL_ARCHIVE_EMAIL" else tool["result"]
+    gateway = start_gateway(data)
+    async with connector_host(tmp_path, gateway.url) as host:
+        alone = await _call(host, [{"name": ARCHIVE, "arguments": {}}])
+        batch = await _call(host, [{"name": ARCHIVE, "arguments": {}}, {"name": LABELS}])
+
+    assert not alone.is_error, alone.text_content
+    assert (alone.content, alone.structured) == ([], None)
+    assert entries(payload(batch))[0]["response"] == ""
