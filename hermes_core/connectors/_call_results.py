@@ -122,7 +122,10 @@ def _connect_hint(connector: str, link: str | None) -> str:
 
 
 def data_result(data: Any, limit: int) -> ToolResult:
-    """A call's data as its result, cut to ``limit`` characters as MCP results are."""
+    """A call's data as its result, cut to ``limit`` characters as MCP results are; JSON
+    ``null`` is a result of no content, as an MCP tool answering none (not the text ``null``)."""
+    if data is None:
+        return ToolResult()
     structured = None if isinstance(data, str) else data
     if isinstance(data, str):
         text = data
