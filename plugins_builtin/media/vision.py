@@ -61,6 +61,7 @@ async def fetch_image(image: str, entry: MediaEntry) -> ImagePart:
         entry.max_image_bytes + 1,
         max_redirects=5,
         accept=_IMAGE_ACCEPT,
+        timeout_setting="plugins.entries.media.image_fetch_timeout",
     )
 
     def refuse(content_type: str) -> str | None:
