@@ -600,3 +600,18 @@ def test_an_image_extension_of_another_type_is_replaced_by_the_drawn_ones_and_sa
     assert jpeg.structured["paths"] == [str(tmp_path.resolve() / "cat.jpeg")]
     assert jpeg.text_content.count("\n") == 1
     assert bare.structured["paths"] == [str(tmp_path.resolve() / "owl")]
+
+
+def test_a_lone_surrogate_in_the_prompt_is_drawn_as_a_question_mark_as_text_to_speech_says_it(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # JSON allows a lone surrogate; no request can carry one as UTF-8.
+    with FakeModelServer() as server:
+        host = media_host(hermes_env, media=openai_media(server.openai_base_url))
+        try:
+            result = call(host, tmp_path, "image_generate", {"prompt": "a fox \ud800 at dusk"})
+        finally:
+            host.close()
+        requests = server.requests
+    assert not result.is_error, result.text_content
+    assert requests[0].body["prompt"] == "a fox ? at dusk"
