@@ -48,7 +48,7 @@ from hermes_core.connectors._naming import (
     gateway_slugs,
     resolve_twins,
 )
-from hermes_core.connectors._signin import SignIn, SignInCache
+from hermes_core.connectors._signin import SignIn, SignInCache, sign_in_again
 from hermes_core.search._remote import (
     ConnectorDescription,
     ConnectorSearch,
@@ -209,7 +209,8 @@ class Connectors:
                 self._warn_once("search", message)
             else:
                 log.info("%s", message)
-            return ConnectorSearch(unavailable=reason, message=message)
+            again = sign_in_again(self.sign_in()) if reason == "signed_out" else ""
+            return ConnectorSearch(unavailable=reason, message=message, sign_in_again=again)
         answer = replace(answer, schemas=self._usable(answer.schemas))
         hits = [
             self._remote_tools(answer.results[index] if index < len(answer.results) else (), answer)
