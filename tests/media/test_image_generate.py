@@ -615,3 +615,24 @@ def test_a_lone_surrogate_in_the_prompt_is_drawn_as_a_question_mark_as_text_to_s
         requests = server.requests
     assert not result.is_error, result.text_content
     assert requests[0].body["prompt"] == "a fox ? at dusk"
+
+
+def test_a_file_already_under_the_drawn_types_name_is_kept_and_none_is_saved(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # hen.png is free when asked, but the service draws JPEG and hen-2.jpg is taken.
+    (tmp_path / "hen-2.jpg").write_bytes(b"mine")
+    write_dir_plugin(hermes_env.home / "plugins", "jpeg", JPEG_DRAWER)
+    host = media_host(hermes_env, media={"image_provider": "jpeg"}, enabled=("jpeg",))
+    try:
+        arguments = {"prompt": "a hen", "path": "hen.png", "count": 2}
+        result = call(host, tmp_path, "image_generate", arguments)
+    finally:
+        host.close()
+    assert result.error_code == "TOOL_ERROR", result.text_content
+    assert result.text_content == (
+        "image_generate: hen-2.jpg already exists; give the name of a new file (the media "
+        "tools never replace one)"
+    )
+    assert (tmp_path / "hen-2.jpg").read_bytes() == b"mine"
+    assert [path.name for path in tmp_path.iterdir() if "hen" in path.name] == ["hen-2.jpg"]
