@@ -83,8 +83,9 @@ class Fetched:
 @dataclass(frozen=True)
 class CheckedFetcher:
     """Fetches under the address rules (``allowed_hosts``, named in refusals as ``setting``),
-    asking with the ``Accept`` header ``accept``; ``resolve`` replaces ``socket.getaddrinfo``
-    (tests map their names with it)."""
+    asking with the ``Accept`` header ``accept``; a request past ``timeout`` names
+    ``timeout_setting`` when given; ``resolve`` replaces ``socket.getaddrinfo`` (tests map
+    their names with it)."""
 
     allowed_hosts: Sequence[str]
     setting: str
@@ -93,6 +94,11 @@ class CheckedFetcher:
     max_redirects: int
     accept: str = "*/*"
     resolve: Callable[[str, int], Sequence[str]] | None = None
+    timeout_setting: str = ""
+
+    def _within(self) -> str:
+        named = f" ({self.timeout_setting})" if self.timeout_setting else ""
+        return f"within {self.timeout:g} s{named}"
 
     async def fetch(self, url: str, refuse: Callable[[str], str | None]) -> Fetched:
         """The body at ``url``. ``refuse(content_type)`` says why a type cannot be used (its
@@ -124,7 +130,7 @@ class CheckedFetcher:
                         hop = await self._hop(client, url, current, addresses, redirects, refuse)
                 except TimeoutError:
                     raise FetchError(
-                        f"{current}: the answer did not arrive whole within {self.timeout:g} s"
+                        f"{current}: the answer did not arrive whole {self._within()}"
                     ) from None
                 if isinstance(hop, Fetched):
                     return hop
@@ -178,7 +184,7 @@ class CheckedFetcher:
             except httpx.ConnectError as exc:
                 failure = exc
             except httpx.TimeoutException:
-                raise FetchError(f"{url}: no answer within {self.timeout:g} s") from None
+                raise FetchError(f"{url}: no answer {self._within()}") from None
             except httpx.HTTPError as exc:
                 raise FetchError(f"{url}: {type(exc).__name__}: {exc}") from None
         raise FetchError(f"{url}: cannot connect ({', '.join(addresses)}): {failure}")
@@ -211,9 +217,7 @@ class CheckedFetcher:
                 if size >= self.max_bytes or sent >= self.max_bytes:
                     return b"".join(chunks)[: self.max_bytes], True
         except httpx.TimeoutException:
-            raise FetchError(
-                f"{final}: the body did not arrive within {self.timeout:g} s"
-            ) from None
+            raise FetchError(f"{final}: the body did not arrive {self._within()}") from None
         except httpx.HTTPError as exc:
             raise FetchError(f"{final}: reading the body: {type(exc).__name__}: {exc}") from None
         return b"".join(chunks), False

@@ -4,6 +4,8 @@ naming, gateway slugs and twins, is :mod:`hermes_core.connectors._naming`)."""
 
 from __future__ import annotations
 
+from hermes_core._tools import TOOL_NAME_PATTERN
+
 __all__ = ["CONNECTORS_TOOLSET", "CONNECTOR_PREFIX", "is_connector_name", "split_connector_name"]
 
 CONNECTOR_PREFIX = "connectors__"
@@ -13,15 +15,18 @@ CONNECTORS_TOOLSET = "connectors"
 
 def split_connector_name(name: str) -> tuple[str, str] | None:
     """``(connector, tool)`` of ``connectors__<connector>__<tool>``, or ``None`` when ``name``
-    does not parse into three non-empty parts (the tool part may itself contain ``__``)."""
-    if not name.startswith(CONNECTOR_PREFIX):
+    does not parse into three non-empty parts (the tool part may itself contain ``__``) or is
+    no name a connector tool is offered under: one breaking the tool name rule
+    (:data:`~hermes_core._tools.TOOL_NAME_PATTERN`) or with an upper-case connector. Such a
+    name is an unknown tool, never sent to the gateway."""
+    if not name.startswith(CONNECTOR_PREFIX) or not TOOL_NAME_PATTERN.fullmatch(name):
         return None
     connector, separator, tool = name[len(CONNECTOR_PREFIX) :].partition("__")
-    if not separator or not connector or not tool:
+    if not separator or not connector or not tool or connector != connector.lower():
         return None
     return connector, tool
 
 
 def is_connector_name(name: str) -> bool:
-    """Whether ``name`` is a well-formed connector tool name."""
+    """Whether ``name`` is a well-formed connector tool name (see :func:`split_connector_name`)."""
     return split_connector_name(name) is not None

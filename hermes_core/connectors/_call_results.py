@@ -10,6 +10,7 @@ from hermes_core._errors import HermesError
 from hermes_core._result_cut import cut_blocks
 from hermes_core._tools import ToolResult
 from hermes_core.connectors._gateway import ExecuteError, GatewayFailure
+from hermes_core.connectors._signin import SignIn, sign_in_again
 from hermes_core.search._render import compact_json
 
 __all__ = [
@@ -59,23 +60,26 @@ def client_failure(exc: BaseException) -> GatewayFailure:
     return GatewayFailure("error", f"the gateway client failed: {type(exc).__name__}: {exc}")
 
 
-def failure_text(failure: GatewayFailure, doing: str) -> str:
-    """Why the gateway could not do ``doing`` (``describe``) to a tool, for the model."""
+def failure_text(failure: GatewayFailure, doing: str, sign_in: SignIn) -> str:
+    """Why the gateway could not do ``doing`` (``describe``) to a tool, for the model; a
+    refused token says how to replace ``sign_in``'s (:func:`~.sign_in_again`)."""
     if failure.kind == "signed_out":
-        return f"the connector gateway refused the sign-in ({failure.message}): {SIGN_IN_HINT}"
+        refused = f"the connector gateway refused the sign-in ({failure.message})"
+        return f"{refused}: {sign_in_again(sign_in)}"
     return f"the connector gateway could not {doing} it: {failure.message}"
 
 
-def failure_result(name: str, failure: GatewayFailure) -> ToolResult:
-    """A call the gateway could not answer: signed out, not served, rate limited, or a
-    ``PROVIDER_ERROR`` (transport, timeout, 5xx, an answer off the protocol)."""
+def failure_result(name: str, failure: GatewayFailure, sign_in: SignIn) -> ToolResult:
+    """A call the gateway could not answer: signed out (the hint says how to replace
+    ``sign_in``'s token), not served, rate limited, or a ``PROVIDER_ERROR`` (transport,
+    timeout, 5xx, an answer off the protocol)."""
     payload: dict[str, Any]
     if failure.kind == "signed_out":
         payload = {
             "code": "SIGNED_OUT",
             "message": f"{name} was not run: the connector gateway refused the sign-in "
             f"({failure.message})",
-            "hint": f"Tell the user to sign in again: {SIGN_IN_HINT}.",
+            "hint": f"Tell the user to {sign_in_again(sign_in)}.",
         }
     elif failure.kind == "not_served":
         payload = {
@@ -118,7 +122,10 @@ def _connect_hint(connector: str, link: str | None) -> str:
 
 
 def data_result(data: Any, limit: int) -> ToolResult:
-    """A call's data as its result, cut to ``limit`` characters as MCP results are."""
+    """A call's data as its result, cut to ``limit`` characters as MCP results are; JSON
+    ``null`` is a result of no content, as an MCP tool answering none (not the text ``null``)."""
+    if data is None:
+        return ToolResult()
     structured = None if isinstance(data, str) else data
     if isinstance(data, str):
         text = data

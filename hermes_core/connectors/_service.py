@@ -48,7 +48,7 @@ from hermes_core.connectors._naming import (
     gateway_slugs,
     resolve_twins,
 )
-from hermes_core.connectors._signin import SignIn, SignInCache
+from hermes_core.connectors._signin import SignIn, SignInCache, sign_in_again
 from hermes_core.search._remote import (
     ConnectorDescription,
     ConnectorSearch,
@@ -209,7 +209,8 @@ class Connectors:
                 self._warn_once("search", message)
             else:
                 log.info("%s", message)
-            return ConnectorSearch(unavailable=reason, message=message)
+            again = sign_in_again(self.sign_in()) if reason == "signed_out" else ""
+            return ConnectorSearch(unavailable=reason, message=message, sign_in_again=again)
         answer = replace(answer, schemas=self._usable(answer.schemas))
         hits = [
             self._remote_tools(answer.results[index] if index < len(answer.results) else (), answer)
@@ -295,7 +296,7 @@ class Connectors:
             if answer.failure.kind == "not_served":
                 return ConnectorDescription(not_found=list(names))
             return ConnectorDescription(
-                not_found=unknown, error=failure_text(answer.failure, "describe")
+                not_found=unknown, error=failure_text(answer.failure, "describe", self.sign_in())
             )
         tools: dict[str, RemoteTool] = {}
         usable = self._usable(answer.schemas)
@@ -354,7 +355,7 @@ class Connectors:
         if isinstance(outcome, ExecuteResult) and _code(outcome) == "TOOL_NOT_FOUND":
             outcome = await self._execute_one(gateway, slugs.connector, slugs.literal, arguments)
         if isinstance(outcome, GatewayFailure):
-            return failure_result(name, outcome)
+            return failure_result(name, outcome, self.sign_in())
         if outcome.error is not None:
             return await self._error_result(slugs.connector, outcome.error)
         return data_result(outcome.data, self.config.max_result_chars)

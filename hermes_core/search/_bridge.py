@@ -234,16 +234,20 @@ CONNECTORS_UNAVAILABLE_HINT = (
 
 CONNECTORS_SIGNED_OUT_HINT = (
     "Hosted app connectors could not be searched: the connector gateway refused the sign-in. "
-    "Do not conclude that an app is missing: tell the user to sign in again (run 'hermes "
-    "connectors login')."
+    "Do not conclude that an app is missing: tell the user to {again}."
 )
-"""The hint when the gateway refused the token: retrying would not help, signing in would."""
+"""The hint when the gateway refused the token: retrying would not help, signing in would
+(``again``: how, :func:`~hermes_core.connectors._signin.sign_in_again`)."""
 
 
-def connectors_unavailable_hint(reason: str) -> str:
+def connectors_unavailable_hint(reason: str, sign_in_again: str = "") -> str:
     """The hint of a search answer whose hosted app connectors could not be searched for
-    ``reason`` (``signed_out``, ``unreachable``...)."""
-    return CONNECTORS_SIGNED_OUT_HINT if reason == "signed_out" else CONNECTORS_UNAVAILABLE_HINT
+    ``reason`` (``signed_out``, ``unreachable``...); ``sign_in_again`` says how to sign in
+    again for ``signed_out``."""
+    if reason != "signed_out":
+        return CONNECTORS_UNAVAILABLE_HINT
+    again = sign_in_again or "sign in again: run 'hermes connectors login'"
+    return CONNECTORS_SIGNED_OUT_HINT.format(again=again)
 
 
 def empty_match_hint(query: str) -> str:

@@ -50,12 +50,14 @@ class ConnectorSearch:
     ``unavailable`` says why when the gateway could not answer (:data:`Unavailable`), and
     ``message`` what went wrong in words (the gateway's URL and status, or the field of its
     answer that is off the protocol); then ``hits`` is empty and local results are returned
-    unchanged.
+    unchanged. For ``signed_out``, ``sign_in_again`` says what the user must do (it depends on
+    where the token comes from).
     """
 
     hits: Sequence[Sequence[RemoteTool]] = ()
     unavailable: Unavailable | None = None
     message: str = ""
+    sign_in_again: str = ""
 
 
 @dataclass(frozen=True)

@@ -322,7 +322,7 @@ class ToolSearch:
             answer["connectors"] = {"status": "unavailable", "reason": remote.unavailable}
             if remote.message:
                 answer["connectors"]["message"] = clipped(remote.message, PROBLEM_CHARACTERS)
-            answer["hint"] = connectors_unavailable_hint(remote.unavailable)
+            answer["hint"] = connectors_unavailable_hint(remote.unavailable, remote.sign_in_again)
         return answer
 
     def _count_search(self, session: Session) -> int:

@@ -336,7 +336,9 @@ def _verdict(url: str, response: httpx.Response, content: bytes) -> Any | Gatewa
             return GatewayFailure("error", f"{url} answered HTTP {status} with {what}")
     if 200 <= status < 300:
         return body
-    said = wire.error_text(body, f"HTTP {status}")
+    told = wire.error_text(body, "")
+    said = told or f"HTTP {status}"
+    detail = f" ({told})" if told else ""  # the status is said once, not twice
     if status in (401, 403):
         return GatewayFailure("signed_out", f"{url} refused the token ({said})")
     if status == 404:
@@ -349,7 +351,7 @@ def _verdict(url: str, response: httpx.Response, content: bytes) -> Any | Gatewa
             retry_after=_DEFAULT_RETRY_AFTER if wait is None else wait,
         )
     if status >= 500:
-        return GatewayFailure("unreachable", f"{url} answered HTTP {status} ({said})")
+        return GatewayFailure("unreachable", f"{url} answered HTTP {status}{detail}")
     if 300 <= status < 400 and response.headers.get("location"):
         target = shown_url(response.headers["location"])
         return GatewayFailure(
@@ -358,4 +360,4 @@ def _verdict(url: str, response: httpx.Response, content: bytes) -> Any | Gatewa
             "gateway's redirects are not followed (the token would go with them); if the gateway "
             "moved, set tools.connectors.url to its new address",
         )
-    return GatewayFailure("error", f"{url} refused the request: HTTP {status} ({said})")
+    return GatewayFailure("error", f"{url} refused the request: HTTP {status}{detail}")

@@ -4,7 +4,7 @@ speaks it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 import anyio
 
@@ -38,6 +38,17 @@ _SUFFIXES: Final = {
     "image/gif": "gif",
     "image/webp": "webp",
 }
+_TYPE_OF_SUFFIX: Final = {
+    **{suffix: kind for kind, suffix in _SUFFIXES.items()},
+    "jpeg": "image/jpeg",
+}
+"""The image type an extension names (a name's extension of another type is replaced)."""
+_TYPE_NAMES: Final = {
+    "image/png": "PNG",
+    "image/jpeg": "JPEG",
+    "image/gif": "GIF",
+    "image/webp": "WebP",
+}
 
 
 def openai_images(context: PluginContext) -> OpenAIImages:
@@ -52,6 +63,9 @@ def openai_images(context: PluginContext) -> OpenAIImages:
 
 
 def _request(entry: MediaEntry, prompt: str, size: str | None, count: int) -> ImageRequest:
+    # A lone surrogate (JSON allows one) cannot go in a request as UTF-8: "?", as
+    # text_to_speech says it.
+    prompt = prompt.encode("utf-8", "replace").decode("utf-8")
     if not prompt.strip():
         raise MediaRefused("the prompt is empty")
     chosen = size or entry.image_size or None
@@ -74,29 +88,73 @@ def _names(path: str | None, count: int) -> list[str | None]:
     return [f"{folder}{slash}{stem}-{number}{dot}{ext}" for number in range(1, count + 1)]
 
 
+class _Renamed(NamedTuple):
+    """A name whose extension named another image type than drawn, and what it was saved as."""
+
+    asked: str
+    saved: str
+    asked_type: str
+    drawn_type: str
+
+
+def _drawn_name(wanted: str, media_type: str) -> _Renamed | None:
+    """``wanted`` with an image extension naming another type than ``media_type`` replaced by
+    the drawn type's (``fox.png`` of a JPEG is ``fox.jpg``); ``None`` for any other name, kept
+    as it is."""
+    stem, dot, ext = wanted.rpartition(".")
+    asked = _TYPE_OF_SUFFIX.get(ext.lower()) if dot and stem and "/" not in ext else None
+    if asked is None or asked == media_type:
+        return None
+    return _Renamed(wanted, f"{stem}.{_SUFFIXES[media_type]}", asked, media_type)
+
+
+def _renamed_lines(renamed: list[_Renamed]) -> list[str]:
+    """One line per type drawn instead of the one the names asked for, naming each file."""
+    lines = []
+    for pair in dict.fromkeys((each.asked_type, each.drawn_type) for each in renamed):
+        names = [each for each in renamed if (each.asked_type, each.drawn_type) == pair]
+        first, *others = names
+        said = ", ".join(
+            [
+                f"{first.asked} was saved as {first.saved}",
+                *(f"{o.asked} as {o.saved}" for o in others),
+            ]
+        )
+        asked, drawn = _TYPE_NAMES[pair[0]], _TYPE_NAMES[pair[1]]
+        lines.append(f"The service drew {drawn}, not {asked}: {said}.")
+    return lines
+
+
 def _save(
     session: Session,
     env: Environment,
     images: list[GeneratedImage],
     path: str | None,
     count: int,
-) -> list[str]:
+) -> tuple[list[str], list[_Renamed]]:
+    """The paths the images were saved at, and the names whose extension named another image
+    type than drawn."""
     from hermes_core._plugin_support import write_bytes_atomically
 
     saved: list[Path] = []
+    renamed: list[_Renamed] = []
     try:
         for image, wanted in zip(images, _names(path, count), strict=False):
-            target = output_path(session, env, "images", _SUFFIXES[image.media_type], wanted)
-            made = beside(target) if wanted else target
+            other = _drawn_name(wanted, image.media_type) if wanted else None
+            named = other.saved if other is not None else wanted
+            target = output_path(session, env, "images", _SUFFIXES[image.media_type], named)
+            made = beside(target) if named else target
             write_bytes_atomically(made, [image.data])
-            if wanted:  # a file written there since the check is kept, this one not saved
-                placed(made, target, wanted)
+            if named:  # a file written there since the check is kept, this one not saved
+                placed(made, target, named)
             saved.append(target)
+            if other is not None:
+                renamed.append(other)
     except BaseException:
         for done in saved:  # all of them or none: the model is told nothing was saved
             done.unlink(missing_ok=True)
         raise
-    return [str(done) for done in saved]
+    return [str(done) for done in saved], renamed
 
 
 def build_image_tool(entry: MediaEntry, context: PluginContext) -> Tool:
@@ -136,13 +194,14 @@ def build_image_tool(entry: MediaEntry, context: PluginContext) -> Tool:
                 f"({entry.max_image_bytes:,}); nothing was saved",
             )
         try:
-            saved = await anyio.to_thread.run_sync(
+            saved, renamed = await anyio.to_thread.run_sync(
                 _save, session, context.env, images, path, request.count
             )
         except (MediaRefused, OSError) as exc:
             return ToolResult.error("TOOL_ERROR", f"image_generate: {exc}")
         revised = [image.revised_prompt for image in images if image.revised_prompt]
         lines = [f"Saved {len(saved)} image(s):", *saved]
+        lines.extend(_renamed_lines(renamed))
         if revised and revised[0] != request.prompt:
             lines.append(f"The service drew: {revised[0]}")
         return ToolResult.text(

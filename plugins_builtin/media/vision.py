@@ -61,6 +61,7 @@ async def fetch_image(image: str, entry: MediaEntry) -> ImagePart:
         entry.max_image_bytes + 1,
         max_redirects=5,
         accept=_IMAGE_ACCEPT,
+        timeout_setting="plugins.entries.media.image_fetch_timeout",
     )
 
     def refuse(content_type: str) -> str | None:
@@ -113,7 +114,9 @@ def build_vision_tool(entry: MediaEntry) -> Tool:
         except (MediaRefused, FetchError, OSError) as exc:
             return ToolResult.error("TOOL_ERROR", f"vision_analyze: {exc}")
         try:
-            asked = question.strip() or DEFAULT_QUESTION
+            # A lone surrogate (JSON allows one) cannot go in a request as UTF-8: "?", as
+            # image_generate draws it and text_to_speech says it.
+            asked = question.encode("utf-8", "replace").decode("utf-8").strip() or DEFAULT_QUESTION
             answer = await model.look(part, asked, max_tokens=entry.vision_max_tokens)
         except ModelError as exc:
             return ToolResult.error("TOOL_ERROR", f"vision_analyze: the model failed: {exc}")

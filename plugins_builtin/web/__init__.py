@@ -129,6 +129,7 @@ def fetcher_of(
         max_bytes=settings.max_bytes,
         max_redirects=settings.max_redirects,
         resolve=resolve,
+        timeout_setting=f"plugins.entries.{_PLUGIN}.timeout",
     )
 
 

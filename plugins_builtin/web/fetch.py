@@ -37,8 +37,8 @@ class Page:
 @dataclass(frozen=True)
 class Fetcher:
     """Fetches pages under the address rules (``allowed_hosts``, named in refusals as
-    ``setting``); ``resolve`` replaces ``socket.getaddrinfo`` (the tests map their names with
-    it)."""
+    ``setting``); a request past ``timeout`` names ``timeout_setting``; ``resolve`` replaces
+    ``socket.getaddrinfo`` (the tests map their names with it)."""
 
     allowed_hosts: Sequence[str]
     setting: str
@@ -46,6 +46,7 @@ class Fetcher:
     max_bytes: int
     max_redirects: int
     resolve: Callable[[str, int], Sequence[str]] | None = None
+    timeout_setting: str = ""
 
     async def fetch(self, url: str) -> Page:
         """The page at ``url``. Raises ``AddressRefused`` for a URL (or a redirect) the rules
@@ -58,6 +59,7 @@ class Fetcher:
             self.max_redirects,
             accept=_ACCEPT,
             resolve=self.resolve,
+            timeout_setting=self.timeout_setting,
         )
         got = await fetcher.fetch(url, _refusal)
         kind = _kind(got.content_type)

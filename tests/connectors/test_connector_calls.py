@@ -15,6 +15,7 @@ import pytest
 from gateways import (
     SEND_EMAIL_SCHEMA,
     Gateway,
+    connector_env,
     connector_host,
     entries,
     fixture,
@@ -25,6 +26,7 @@ from hermes_core._approvals.prompt import Answer, ApprovalRequest
 from hermes_core._host import Host
 from hermes_core._session import Session
 from hermes_core._tools import ToolResult
+from hermes_core.connectors._signin import save_token
 from hermes_core.testing import write_dir_plugin
 
 pytestmark = pytest.mark.anyio
@@ -204,6 +206,32 @@ async def test_an_unknown_connector_tool_is_tool_not_found_after_both_slugs(
 
     assert result.error_code == "TOOL_NOT_FOUND"
     assert [tool for tool, _ in _executed(mail)] == ["GMAIL_NOPE", "NOPE"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "connectors__gmail__bad name!",
+        "connectors__GMAIL__SEND_EMAIL",
+        f"connectors__gmail__{'X' * 60}",
+    ],
+)
+async def test_a_connector_name_search_never_offers_is_an_unknown_tool_and_nothing_is_sent(
+    tmp_path: Path, mail: Gateway, name: str
+) -> None:
+    # No slug composes to these names (a character a provider refuses, an upper-case connector,
+    # over 64 characters): refused here as any unknown tool is, never asked of the gateway.
+    async with connector_host(tmp_path, mail.url) as host:
+        result = await _call(host, [{"name": name, "arguments": {}}])
+        described = await host.dispatch("tool_describe", {"names": [name]}, host.new_session())
+
+    assert payload(result) == {
+        "error": f"unknown tool {name!r}: use tool_search to find the exact name",
+        "code": "UNKNOWN_TOOL",
+    }
+    assert payload(described)["not_found"] == [name]
+    assert mail.requests("execute") == []
+    assert mail.requests("schemas") == []
 
 
 async def test_only_tool_not_found_is_retried_with_the_literal_slug(
@@ -484,3 +512,45 @@ async def test_an_unreachable_gateway_makes_each_entry_a_provider_error_never_an
     assert [item["error"]["code"] for item in entries(answer)] == ["PROVIDER_ERROR"] * 2
     assert "cannot reach" in entries(answer)[0]["error"]["message"]
     assert (answer["success_count"], answer["error_count"]) == (0, 2)
+
+
+@pytest.mark.parametrize("source", ["environment", "file"])
+async def test_a_refused_token_tells_how_to_sign_in_again_where_the_token_comes_from(
+    tmp_path: Path, start_gateway: Callable[[Mapping[str, Any]], Gateway], source: str
+) -> None:
+    # HERMES_CONNECTORS_TOKEN wins over auth.json: a new login alone would change nothing.
+    gateway = start_gateway(fixture(token="the-right-one"))
+    env = connector_env(tmp_path, token="an-old-one" if source == "environment" else None)
+    if source == "file":
+        save_token(env, "an-old-one")
+    async with connector_host(tmp_path, gateway.url, env=env) as host:
+        called = await _call(host, [{"name": SEND, "arguments": {"to": "a@b.c"}}])
+        described = await host.dispatch("tool_describe", {"names": [SEND]}, host.new_session())
+
+    again = (
+        "sign in again: HERMES_CONNECTORS_TOKEN holds the token refused: set it to another, or "
+        "unset it and run 'hermes connectors login'"
+        if source == "environment"
+        else "sign in again: run 'hermes connectors login'"
+    )
+    assert called.error_code == "SIGNED_OUT"
+    assert payload(called)["hint"] == f"Tell the user to {again}."
+    assert payload(described)["errors"][SEND].endswith(f": {again}"), payload(described)
+    assert "HERMES_CONNECTORS_TOKEN)" not in json.dumps(payload(described))
+
+
+async def test_a_result_of_json_null_is_a_result_of_no_output_not_the_text_null(
+    tmp_path: Path, start_gateway: Callable[[Mapping[str, Any]], Gateway]
+) -> None:
+    # As an MCP tool answering no content: the conversation says "(no output)".
+    data = connected("gmail")
+    for tool in data["connectors"][0]["tools"]:
+        tool["result"] = None if tool["slug"] == "GMAIL_ARCHIVE_EMAIL" else tool["result"]
+    gateway = start_gateway(data)
+    async with connector_host(tmp_path, gateway.url) as host:
+        alone = await _call(host, [{"name": ARCHIVE, "arguments": {}}])
+        batch = await _call(host, [{"name": ARCHIVE, "arguments": {}}, {"name": LABELS}])
+
+    assert not alone.is_error, alone.text_content
+    assert (alone.content, alone.structured) == ([], None)
+    assert entries(payload(batch))[0]["response"] == ""

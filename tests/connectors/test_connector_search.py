@@ -15,11 +15,14 @@ from gateways import (
     GITHUB_TOOLS,
     Gateway,
     OffProtocolServer,
+    connector_env,
     connector_host,
     fixture,
     matches,
     payload,
 )
+
+from hermes_core.connectors._signin import save_token
 
 pytestmark = pytest.mark.anyio
 
@@ -210,21 +213,31 @@ async def test_an_answer_off_the_protocol_is_unavailable_as_an_error_never_unrea
     assert said in warnings[0]
 
 
+@pytest.mark.parametrize("source", ["environment", "file"])
 async def test_a_refused_token_shows_signed_out(
-    tmp_path: Path, start_gateway: Callable[[Mapping[str, Any]], Gateway]
+    tmp_path: Path, start_gateway: Callable[[Mapping[str, Any]], Gateway], source: str
 ) -> None:
     gateway = start_gateway(fixture(token="the-right-one"))
-    async with connector_host(tmp_path, gateway.url, token="an-old-one") as host:
+    env = connector_env(tmp_path, token="an-old-one" if source == "environment" else None)
+    if source == "file":
+        save_token(env, "an-old-one")
+    async with connector_host(tmp_path, gateway.url, env=env) as host:
         answer = await _search(host, ["gmail send email"])
 
     assert gateway.requests("search")[0]["status"] == 401
     assert _unavailable(answer) == "signed_out"
     assert matches(answer) == []
-    # Retrying later would not help: the model is told what the user must do.
+    # Retrying later would not help: the model is told what the user must do, and a token
+    # of HERMES_CONNECTORS_TOKEN wins over a new login.
+    again = (
+        "sign in again: HERMES_CONNECTORS_TOKEN holds the token refused: set it to another, or "
+        "unset it and run 'hermes connectors login'"
+        if source == "environment"
+        else "sign in again: run 'hermes connectors login'"
+    )
     assert answer["hint"] == (
         "Hosted app connectors could not be searched: the connector gateway refused the "
-        "sign-in. Do not conclude that an app is missing: tell the user to sign in again "
-        "(run 'hermes connectors login')."
+        f"sign-in. Do not conclude that an app is missing: tell the user to {again}."
     )
 
 

@@ -54,6 +54,31 @@ async def test_what_an_http_status_means(
     assert len(off_protocol.seen) == 1
 
 
+@pytest.mark.parametrize(
+    ("status", "body", "said"),
+    [
+        (503, b"", "answered HTTP 503"),
+        (503, b"<html>busy</html>", "answered HTTP 503"),
+        (502, {"error": {}}, "answered HTTP 502"),
+        (400, b"", "refused the request: HTTP 400"),
+        (401, b"", "refused the token (HTTP 401)"),
+        (404, b"", "does not serve this account (HTTP 404)"),
+    ],
+)
+async def test_a_status_without_an_error_body_is_said_once(
+    tmp_path: Path, off_protocol: OffProtocolServer, status: int, body: Any, said: str
+) -> None:
+    off_protocol.answer("v1/connectors/schemas", status, body)
+
+    async def work(gateway: ConnectorGateway) -> Any:
+        return await gateway.schemas(["GMAIL_SEND_EMAIL"])
+
+    answer = await _with_gateway(tmp_path, off_protocol.url, work)
+
+    assert answer.failure is not None
+    assert answer.failure.message == f"{off_protocol.url}v1/connectors/schemas {said}"
+
+
 async def test_the_token_goes_as_a_bearer_header_and_never_into_a_repr(
     tmp_path: Path, off_protocol: OffProtocolServer
 ) -> None:

@@ -552,3 +552,87 @@ def test_a_file_that_appears_while_the_images_are_drawn_is_kept_and_none_is_save
     )
     assert taken.read_bytes() == b"precious"
     assert [path.name for path in tmp_path.iterdir() if "fox" in path.name] == ["fox-2.png"]
+
+
+JPEG_DRAWER = """
+from hermes_core.plugin import GeneratedImage, ImageProviderSpec, hookimpl
+
+
+class Jpeg:
+    async def generate(self, request):
+        image = b"\\xff\\xd8\\xff\\xe0" + bytes(16)
+        return [GeneratedImage(image, "image/jpeg") for _ in range(request.count)]
+
+    async def aclose(self):
+        pass
+
+
+@hookimpl
+def hermes_image_providers():
+    return [ImageProviderSpec("jpeg", lambda context: Jpeg(), "draws JPEG images")]
+"""
+
+
+def test_an_image_extension_of_another_type_is_replaced_by_the_drawn_ones_and_said(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # A file named .png holding JPEG bytes would mislead every program that trusts the name.
+    write_dir_plugin(hermes_env.home / "plugins", "jpeg", JPEG_DRAWER)
+    host = media_host(hermes_env, media={"image_provider": "jpeg"}, enabled=("jpeg",))
+    try:
+        fox = call(host, tmp_path, "image_generate", {"prompt": "a fox", "path": "fox.png"})
+        two = call(host, tmp_path, "image_generate", {"prompt": "x", "path": "a.PNG", "count": 2})
+        jpeg = call(host, tmp_path, "image_generate", {"prompt": "a cat", "path": "cat.jpeg"})
+        bare = call(host, tmp_path, "image_generate", {"prompt": "an owl", "path": "owl"})
+    finally:
+        host.close()
+    assert not fox.is_error, fox.text_content
+    saved = tmp_path.resolve() / "fox.jpg"
+    assert fox.structured["paths"] == [str(saved)]
+    assert saved.read_bytes().startswith(b"\xff\xd8\xff")
+    assert not (tmp_path / "fox.png").exists()
+    assert fox.text_content == (
+        f"Saved 1 image(s):\n{saved}\nThe service drew JPEG, not PNG: fox.png was saved as fox.jpg."
+    )
+    assert [Path(p).name for p in two.structured["paths"]] == ["a-1.jpg", "a-2.jpg"]
+    assert "a-1.PNG was saved as a-1.jpg, a-2.PNG as a-2.jpg." in two.text_content
+    # An extension of the drawn type, or none, is the name asked for.
+    assert jpeg.structured["paths"] == [str(tmp_path.resolve() / "cat.jpeg")]
+    assert jpeg.text_content.count("\n") == 1
+    assert bare.structured["paths"] == [str(tmp_path.resolve() / "owl")]
+
+
+def test_a_lone_surrogate_in_the_prompt_is_drawn_as_a_question_mark_as_text_to_speech_says_it(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # JSON allows a lone surrogate; no request can carry one as UTF-8.
+    with FakeModelServer() as server:
+        host = media_host(hermes_env, media=openai_media(server.openai_base_url))
+        try:
+            result = call(host, tmp_path, "image_generate", {"prompt": "a fox \ud800 at dusk"})
+        finally:
+            host.close()
+        requests = server.requests
+    assert not result.is_error, result.text_content
+    assert requests[0].body["prompt"] == "a fox ? at dusk"
+
+
+def test_a_file_already_under_the_drawn_types_name_is_kept_and_none_is_saved(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # hen.png is free when asked, but the service draws JPEG and hen-2.jpg is taken.
+    (tmp_path / "hen-2.jpg").write_bytes(b"mine")
+    write_dir_plugin(hermes_env.home / "plugins", "jpeg", JPEG_DRAWER)
+    host = media_host(hermes_env, media={"image_provider": "jpeg"}, enabled=("jpeg",))
+    try:
+        arguments = {"prompt": "a hen", "path": "hen.png", "count": 2}
+        result = call(host, tmp_path, "image_generate", arguments)
+    finally:
+        host.close()
+    assert result.error_code == "TOOL_ERROR", result.text_content
+    assert result.text_content == (
+        "image_generate: hen-2.jpg already exists; give the name of a new file (the media "
+        "tools never replace one)"
+    )
+    assert (tmp_path / "hen-2.jpg").read_bytes() == b"mine"
+    assert [path.name for path in tmp_path.iterdir() if "hen" in path.name] == ["hen-2.jpg"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -139,6 +140,19 @@ class ImageSite(BaseHTTPRequestHandler):
     to a cloud metadata address."""
 
     def do_GET(self) -> None:
+        if self.path == "/silent.png":  # no answer at all
+            time.sleep(1.5)
+            return
+        if self.path == "/drip.png":  # a byte now and then, never whole
+            self.send_response(200)
+            self.send_header("content-type", "image/png")
+            self.send_header("content-length", str(len(CHART)))
+            self.end_headers()
+            for byte in CHART[:6]:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(0.2)
+            return
         routes: dict[str, tuple[int, str, bytes, dict[str, str]]] = {
             "/chart.png": (200, "image/png", CHART, {}),
             "/page.html": (200, "text/html", b"<html><body>hi</body></html>", {}),
@@ -214,3 +228,31 @@ def test_an_image_url_whose_host_does_not_resolve_is_a_lookup_failure_not_a_refu
     assert finished.error_code == "TOOL_ERROR"
     assert "nosuchhost.invalid does not resolve" in finished.text
     assert "allowed_hosts" not in finished.text
+
+
+@pytest.mark.parametrize("path", ["/silent.png", "/drip.png"])
+def test_an_image_url_past_image_fetch_timeout_names_the_setting(
+    hermes_env: Environment, tmp_path: Path, image_site: str, path: str
+) -> None:
+    media = {"allowed_hosts": ["127.0.0.1"], "image_fetch_timeout": 0.5}
+    answer = run_tool(hermes_env, tmp_path, {"image": f"{image_site}{path}"}, **media)
+    assert answer.startswith(f"vision_analyze: {image_site}{path}: "), answer
+    assert answer.endswith(" within 0.5 s (plugins.entries.media.image_fetch_timeout)"), answer
+
+
+def test_a_lone_surrogate_in_the_question_is_asked_as_a_question_mark(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # As image_generate draws it and text_to_speech says it: no request carries one as UTF-8.
+    (tmp_path / "chart.png").write_bytes(CHART)
+    arguments = {"image": "chart.png", "question": "what \ud800 is it?"}
+    with FakeModelServer(responder=vision_script(arguments, "A red rectangle.")) as server:
+        host = media_host(hermes_env, server=server)
+        try:
+            converse(host, tmp_path, "look")
+        finally:
+            host.close()
+        requests = server.requests
+    [seen] = [r for r in requests if r.images]
+    assert "what ? is it?" in json.dumps(seen.messages)
+    assert "A red rectangle." in json.dumps(requests[-1].messages)
