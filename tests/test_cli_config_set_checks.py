@@ -248,8 +248,8 @@ def test_disabling_a_plugin_whose_policy_or_provider_is_in_use_is_refused_until_
     cli: HermesCli,
 ) -> None:
     """The same for every name a plugin provides that the file selects: the approval policy of
-    a user plugin (named otherwise than its plugin), the model provider; once another is
-    chosen, the plugin is disabled."""
+    a user plugin (named otherwise than its plugin), the model provider, the memory provider
+    (memory can be turned off instead); once another is chosen, the plugin is disabled."""
     _marked_plugin(cli)
     cli.run("config", "set", "plugins.enabled", "[marked]")
     cli.run("config", "set", "approvals.policy", "mine")
@@ -257,6 +257,7 @@ def test_disabling_a_plugin_whose_policy_or_provider_is_in_use_is_refused_until_
 
     policy = cli.run("plugins", "disable", "marked", ok=False)
     provider = cli.run("plugins", "disable", "openai", ok=False)
+    memory = cli.run("plugins", "disable", "memory", ok=False)
     assert cli.config.read_text(encoding="utf-8") == before
     cli.run("config", "set", "approvals.policy", "manual")
     done = cli.run("plugins", "disable", "marked")
@@ -271,6 +272,11 @@ def test_disabling_a_plugin_whose_policy_or_provider_is_in_use_is_refused_until_
         "cannot disable openai: openai is the model provider in use (model.provider): choose "
         "another model provider first"
     ) in provider.stderr
+    assert (
+        "cannot disable memory: memory provides 'file', the memory provider in use "
+        "(memory.provider): choose another memory provider, or turn memory off "
+        "(memory.enabled false), first"
+    ) in memory.stderr
     assert done.stdout.startswith("disabled marked in ")
     assert cli.run("config", "validate").stdout.startswith("ok: ")
 
