@@ -260,7 +260,8 @@ class HttpGateway:
             return GatewayFailure("error", f"the request cannot be sent as JSON: {exc}")
         sent = {**(headers or {}), "content-type": "application/json"} if content else headers
         failure = GatewayFailure("unreachable", f"{named} was not asked")
-        query = [*self._query, *(params or {}).items()] or None  # httpx's params replace a query
+        # The URL's query first, then the route's: httpx's params would replace a query.
+        query = httpx.QueryParams([*self._query, *(params or {}).items()])
         for attempt in range(route.attempts):
             more = attempt + 1 < route.attempts
             try:
