@@ -192,7 +192,9 @@ def _refuse_what_the_plugins_refuse(
     the edited ``document`` (:func:`selection_problems`) for a problem the edit brings: one the
     ``unedited`` file had already is said as a warning, so that each ``set`` mending one of two
     such problems (the policy and the backend of a plugin uninstalled) is not refused for the
-    other. Skipped, as by ``validate``, for a file the project gate holds back, and when the
+    other. A problem the edit brings by disabling the plugin of a name in use is said as what
+    the edit would do (:func:`_disabling`). Skipped, as by ``validate``, for a file the project
+    gate holds back, and when the
     edit enables a plugin the file did not (named in ``plugins.enabled``, or no longer in
     ``plugins.disabled``): ``set`` runs no code of a plugin that was not enabled; the next
     command loads it and ``validate`` judges it."""
