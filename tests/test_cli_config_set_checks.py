@@ -1,5 +1,6 @@
 """``hermes config set`` refuses what ``hermes config validate`` refuses, plugins' names and
-settings included, before writing; the real command, as a subprocess, in a temporary home."""
+settings included, before writing, and ``hermes plugins disable`` by the same rule; the real
+command, as a subprocess, in a temporary home."""
 
 from __future__ import annotations
 
@@ -120,13 +121,6 @@ REFUSED = [
         "model:\n  provider: anthropic\n  reasoning_effort: high\n  max_output_tokens: 1000\n",
         "model.max_output_tokens: 1,000 is not above the anthropic provider's thinking budget",
     ),
-    (
-        MINE,
-        "plugins.disabled",
-        "[bm25]",
-        MINE + "plugins:\n  disabled:\n  - bm25\n",
-        ": unknown search backend 'bm25' (set by tools.tool_search.backend): plugin 'bm25'",
-    ),
 ]
 
 
@@ -218,4 +212,77 @@ def test_set_fixes_one_of_two_problems_already_in_the_file_and_refuses_only_a_ne
     assert path.read_text(encoding="utf-8") == before
 
     cli.run("config", "set", "tools.tool_search.backend", "bm25")
+    assert cli.run("config", "validate").stdout.startswith("ok: ")
+
+
+IN_USE = (
+    "bm25 is the search backend in use (tools.tool_search.backend): choose another search "
+    "backend first"
+)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("plugins", "disable", "bm25"), ("config", "set", "plugins.disabled", "[bm25]")],
+    ids=["plugins disable", "config set"],
+)
+def test_disabling_the_plugin_of_the_search_backend_in_use_is_refused_saying_what_it_would_do(
+    cli: HermesCli, command: tuple[str, ...]
+) -> None:
+    """``plugins disable bm25`` wrote with exit 0, and then ``tools search`` exited 1 and
+    ``config validate`` 2; ``config set plugins.disabled [bm25]`` was refused in validate's
+    words for a state it had not written ("plugin 'bm25' is disabled: hermes plugins enable
+    bm25"). Both refuse it, by one rule, saying what the edit would do and what to do first."""
+    cli.config.write_text(MINE, encoding="utf-8")
+
+    refused = cli.run(*command, ok=False)
+
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stdout == ""
+    assert f"hermes: error: cannot disable bm25: {IN_USE}" in refused.stderr
+    assert "hermes plugins enable" not in refused.stderr
+    assert cli.config.read_text(encoding="utf-8") == MINE
+
+
+def test_disabling_a_plugin_whose_policy_or_provider_is_in_use_is_refused_until_another_is_chosen(
+    cli: HermesCli,
+) -> None:
+    """The same for every name a plugin provides that the file selects: the approval policy of
+    a user plugin (named otherwise than its plugin), the model provider, the memory provider
+    (memory can be turned off instead); once another is chosen, the plugin is disabled."""
+    _marked_plugin(cli)
+    cli.run("config", "set", "plugins.enabled", "[marked]")
+    cli.run("config", "set", "approvals.policy", "mine")
+    before = cli.config.read_text(encoding="utf-8")
+
+    policy = cli.run("plugins", "disable", "marked", ok=False)
+    provider = cli.run("plugins", "disable", "openai", ok=False)
+    memory = cli.run("plugins", "disable", "memory", ok=False)
+    assert cli.config.read_text(encoding="utf-8") == before
+    cli.run("config", "set", "approvals.policy", "manual")
+    done = cli.run("plugins", "disable", "marked")
+
+    assert policy.returncode == 2
+    assert (
+        "hermes: error: cannot disable marked: marked provides 'mine', the approval policy in "
+        "use (approvals.policy): choose another approval policy first"
+    ) in policy.stderr
+    assert provider.returncode == 2
+    assert (
+        "cannot disable openai: openai is the model provider in use (model.provider): choose "
+        "another model provider first"
+    ) in provider.stderr
+    assert (
+        "cannot disable memory: memory provides 'file', the memory provider in use "
+        "(memory.provider): choose another memory provider, or turn memory off "
+        "(memory.enabled false), first"
+    ) in memory.stderr
+    assert done.stdout.startswith("disabled marked in ")
+    assert cli.run("config", "validate").stdout.startswith("ok: ")
+
+
+def test_disabling_a_plugin_nothing_selects_is_done(cli: HermesCli) -> None:
+    done = cli.run("plugins", "disable", "todo")
+
+    assert done.stdout.startswith("disabled todo in ")
     assert cli.run("config", "validate").stdout.startswith("ok: ")

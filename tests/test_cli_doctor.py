@@ -290,6 +290,30 @@ def test_a_held_back_project_config_is_said_and_its_servers_not_started(tmp_path
     assert "will not be started" in box["message"]
 
 
+@pytest.mark.parametrize("offline", [False, True], ids=["online", "offline"])
+def test_a_server_the_project_gate_refuses_is_said_as_a_refusal_and_the_project_line_agrees(
+    cli: InProcessCli, offline: bool
+) -> None:
+    """A ``uv run`` server started in a project holding a ``.venv`` is refused by the project
+    gate (docs/security.md): doctor said it "did not answer the probe: not started: ..." (an
+    error, as if it had been asked) and, in the same run, "nothing of a project's is held
+    back". The server's line is the gate's refusal, a warning, online or not, and the
+    project's line names the server it refuses."""
+    (cli.work / ".venv").mkdir()
+    write_config(cli, {"mcp_servers": {"srv": {"command": "uv", "args": ["run", "server.py"]}}})
+
+    found = checks(cli, *(["--offline"] if offline else []), env=with_key(cli))
+
+    server = found[("mcp", "srv")]
+    assert server["status"] == "warning"
+    assert server["message"].startswith("refused by the project gate (not started): `uv run`")
+    assert "did not answer the probe" not in server["message"]
+    assert "HERMES_ENABLE_PROJECT_PLUGINS=1" in server["message"]
+    project = found[("project", "config")]
+    assert "nothing of a project's is held back" not in project["message"]
+    assert "MCP server 'srv'" in project["message"]
+
+
 def test_a_configuration_error_is_named_and_the_checks_that_need_it_are_not_run(
     cli: InProcessCli,
 ) -> None:

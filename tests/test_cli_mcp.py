@@ -367,6 +367,25 @@ def test_server_stderr_goes_to_its_log_and_a_failure_shows_the_last_lines(cli: C
     )
 
 
+def test_a_server_the_project_gate_refuses_is_said_refused_not_unanswering(cli: Cli) -> None:
+    """``mcp test`` of a ``uv run`` server in a project holding a ``.venv`` said "did not answer
+    the probe: not started: ..." and where its standard error is logged: it was never started,
+    so never asked. It is said as the project gate's refusal, with the way out."""
+    (cli.work / ".venv").mkdir()
+    write_servers(cli, {"srv": {"command": "uv", "args": ["run", "server.py"]}})
+
+    done = cli.run("mcp", "test", "srv", ok=False)
+
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        "hermes: error: MCP server 'srv' was refused by the project gate (not started): "
+        "`uv run` reads "
+    )
+    assert "HERMES_ENABLE_PROJECT_PLUGINS=1" in done.stderr
+    assert "did not answer the probe" not in done.stderr
+    assert "standard error" not in done.stderr
+
+
 def test_a_missing_module_names_the_interpreter_that_ran(cli: Cli) -> None:
     python3, variables = python3_on_path(cli)
     write_servers(cli, {"nomod": {"command": "python3", "args": ["-m", "no_such_module_xyz"]}})

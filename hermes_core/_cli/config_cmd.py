@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -17,6 +18,8 @@ from hermes_core._cli.context import environment, say_if_held_back
 from hermes_core._cli.output import echo_shown, warnings_to_stderr
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from hermes_core._config import Config, ConfigDocument
     from hermes_core._host import Host
     from hermes_core._paths import Environment
@@ -105,12 +108,8 @@ def set_command(key: str, value: str) -> None:
 
     parsed = _parse_value(key, value)
     env = environment()
-    with warnings_to_stderr(), edit_config(env) as document:
-        enabled_before = _enabling(document)
-        before = _as_saved_or_none(document)
+    with warnings_to_stderr(), edit_config(env) as document, checked_edit(document, env):
         document.set(key, parsed)
-        document.validate()  # the file's own problems first, as validate says them
-        _refuse_what_the_plugins_refuse(document, env, enabled_before, before)
     click.echo(f"{key} = {json.dumps(parsed, default=str)} ({env.config_path})")
     say_if_held_back(env)
 
@@ -143,6 +142,20 @@ def validate_command() -> None:
     if problems:
         sys.exit(2)
     click.echo(f"ok: {env.config_path}")
+
+
+@contextmanager
+def checked_edit(document: ConfigDocument, env: Environment) -> Iterator[None]:
+    """The edit of ``document`` made in the ``with`` block, then checked as ``config
+    validate`` checks a file: its own keys and values first, then what the plugins refuse
+    (:func:`_refuse_what_the_plugins_refuse`); exits with status 2 on a problem, so that
+    :func:`~hermes_core._config.edit_config` writes nothing. ``config set`` and ``plugins
+    enable|disable`` edit through it: one rule."""
+    before = _enabling(document)
+    unedited = _as_saved_or_none(document)
+    yield
+    document.validate()  # the file's own problems first, as validate says them
+    _refuse_what_the_plugins_refuse(document, env, before, unedited)
 
 
 def _enabling(document: ConfigDocument) -> tuple[set[str], set[str]]:
@@ -179,7 +192,9 @@ def _refuse_what_the_plugins_refuse(
     the edited ``document`` (:func:`selection_problems`) for a problem the edit brings: one the
     ``unedited`` file had already is said as a warning, so that each ``set`` mending one of two
     such problems (the policy and the backend of a plugin uninstalled) is not refused for the
-    other. Skipped, as by ``validate``, for a file the project gate holds back, and when the
+    other. A problem the edit brings by disabling the plugin of a name in use is said as what
+    the edit would do (:func:`_disabling`). Skipped, as by ``validate``, for a file the project
+    gate holds back, and when the
     edit enables a plugin the file did not (named in ``plugins.enabled``, or no longer in
     ``plugins.disabled``): ``set`` runs no code of a plugin that was not enabled; the next
     command loads it and ``validate`` judges it."""
@@ -191,16 +206,46 @@ def _refuse_what_the_plugins_refuse(
     enabled, disabled = _enabling(document)
     if enabled - before[0] or before[1] - disabled:
         return
-    problems = _plugin_problems(document.as_saved(), env)
+    problems, _ = _judged(document.as_saved(), env)
     if problems and unedited is not None:
-        had = {_unplaced(problem, env) for problem in _plugin_problems(unedited, env)}
-        for problem in [p for p in problems if _unplaced(p, env) in had]:
+        had_problems, in_use = _judged(unedited, env)
+        had = {_unplaced(problem, env) for _, problem in had_problems}
+        for _, problem in [p for p in problems if _unplaced(p[1], env) in had]:
             echo_shown(f"hermes: warning: {problem} (in the file already)", err=True)
-        problems = [p for p in problems if _unplaced(p, env) not in had]
-    for problem in problems:
+        stopped = (before[0] - enabled) | (disabled - before[1])
+        problems = [
+            (kind, _disabling(kind, problem, in_use, stopped))
+            for kind, problem in problems
+            if _unplaced(problem, env) not in had
+        ]
+    for _, problem in problems:
         echo_shown(f"hermes: error: {problem}", err=True)
     if problems:
         sys.exit(2)
+
+
+def _disabling(
+    kind: SelectableKind | None,
+    problem: str,
+    in_use: dict[SelectableKind, tuple[str, str]],
+    stopped: set[str],
+) -> str:
+    """``problem`` as what the edit would do when the plugin it ``stopped`` (disabled, or no
+    longer enabled) provides the name of ``kind`` the file selects (``in_use``: the name and
+    its plugin, before the edit): validate's words would describe a state not written."""
+    from hermes_core._plugins.registrations import config_key
+
+    if kind is None or kind not in in_use or in_use[kind][1] not in stopped:
+        return problem
+    name, plugin = in_use[kind]
+    what = kind.replace("_", " ")
+    which = f"is the {what}" if plugin == name else f"provides {name!r}, the {what}"
+    # Memory can also be turned off: its provider is then no longer selected.
+    off = ", or turn memory off (memory.enabled false)," if kind == "memory_provider" else ""
+    return (
+        f"cannot disable {plugin}: {plugin} {which} in use ({config_key(kind)}): choose "
+        f"another {what}{off} first"
+    )
 
 
 def _unplaced(problem: str, env: Environment) -> str:
@@ -230,6 +275,15 @@ def _tool_providers(config: Config, host: Host) -> list[tuple[SelectableKind, st
 def _plugin_problems(config: Config, env: Environment) -> list[str]:
     """What the plugins refuse of ``config``, loading them as a host does
     (:func:`selection_problems`)."""
+    return [problem for _, problem in _judged(config, env)[0]]
+
+
+def _judged(
+    config: Config, env: Environment
+) -> tuple[list[tuple[SelectableKind | None, str]], dict[SelectableKind, tuple[str, str]]]:
+    """What the plugins refuse of ``config``, loading them as a host does
+    (:func:`selection_problems`), and each kind of name it selects that a plugin provides:
+    the name and that plugin."""
     import logging
 
     from hermes_core._cli.host_runs import cli_host
@@ -241,9 +295,27 @@ def _plugin_problems(config: Config, env: Environment) -> list[str]:
         with cli_host(config, env, strict=False) as host:
             host.load_plugins()
             host.check_plugins()  # builds what a plugin not bundled makes: its settings
-            return [problem for _, problem in selection_problems(config, host)]
+            in_use = {
+                kind: (name, found.plugin)
+                for kind, name in _selected(config, host)
+                if (found := host.registrations.table(kind).get(name)) is not None
+            }
+            return selection_problems(config, host), in_use
     finally:
         runtime_log.setLevel(level)
+
+
+def _selected(config: Config, host: Host) -> list[tuple[SelectableKind, str]]:
+    """Each kind of name ``config`` selects from the plugins ``host`` loaded, with the name."""
+    from hermes_core._plugins.selection import configured_selections
+
+    selected: list[tuple[SelectableKind, str]] = [
+        *configured_selections(config),
+        ("model_provider", config.model.provider),
+    ]
+    if config.memory.enabled:
+        selected.append(("memory_provider", config.memory.provider))
+    return selected + _tool_providers(config, host)
 
 
 def selection_problems(config: Config, host: Host) -> list[tuple[SelectableKind | None, str]]:
@@ -254,19 +326,13 @@ def selection_problems(config: Config, host: Host) -> list[tuple[SelectableKind 
     ``check`` refuses. Also ``hermes doctor``'s."""
     from hermes_core._errors import ConfigError, RegistrationError, UnloadedPluginError
     from hermes_core._plugin_names import normalize_name
-    from hermes_core._plugins.selection import configured_selections
     from hermes_core.agent._wire import ModelSettings
 
     problems: list[tuple[SelectableKind | None, str]] = []
-    selected: list[tuple[SelectableKind, str]] = [
-        *configured_selections(config),
-        ("model_provider", config.model.provider),
-    ]
-    if config.memory.enabled:
-        selected.append(("memory_provider", config.memory.provider))
-    selected += _tool_providers(config, host)
     failed = {record.name for record in host.plugins if record.status == "error"}
-    for kind, name in selected:  # the host's registrations name where each name is written
+    for kind, name in _selected(
+        config, host
+    ):  # the host's registrations name where each name is written
         try:
             spec = host.registrations.select(kind, name)
             if kind == "model_provider" and spec.check is not None:

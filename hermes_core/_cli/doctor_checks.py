@@ -210,9 +210,10 @@ def home_checks(env: Environment) -> list[Check]:
     return found
 
 
-def project_checks(env: Environment) -> list[Check]:
+def project_checks(env: Environment, refused: list[str]) -> list[Check]:
     """Whether the configuration file is the project's and so held back by the project gate
-    (docs/security.md): then nothing it enables is in effect."""
+    (docs/security.md): then nothing it enables is in effect; else which MCP servers of it the
+    gate ``refused`` to start in this project (each has its line in the ``mcp`` group)."""
     from hermes_core._config import config_held_back
 
     held_back = config_held_back(env)
@@ -221,6 +222,13 @@ def project_checks(env: Environment) -> list[Check]:
             f"not in effect: {held_back}; the other checks are of the configuration without it"
         )
         return [Check("project", "config", "warning", message)]
+    if refused:
+        names = ", ".join(f"MCP server {name!r}" for name in sorted(refused))
+        message = (
+            f"the configuration is in effect; in this project ({env.cwd}) the project gate "
+            f"refuses to start {names}: see the mcp lines"
+        )
+        return [Check("project", "config", "ok", message)]
     return [Check("project", "config", "ok", "nothing of a project's is held back")]
 
 

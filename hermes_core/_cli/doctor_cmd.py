@@ -67,7 +67,7 @@ def doctor(as_json: bool, offline: bool) -> None:
         found += hook_checks(config, env)
         found += skill_checks(config, env)
     found += home_checks(env)
-    found += project_checks(env)
+    found += project_checks(env, _refused_servers(config, env))
     failed = any(check.status == "error" for check in found)
     if as_json:
         report = {"ok": not failed, "checks": [check.to_json() for check in found]}
@@ -125,6 +125,13 @@ def _with_plugins(config: Config, env: Environment, *, offline: bool) -> list[Ch
         finally:
             host_log.setLevel(level)
     return found
+
+
+def _refused_servers(config: Config | None, env: Environment) -> list[str]:
+    """The MCP servers the project gate refuses to start here (none without a configuration)."""
+    from hermes_core._cli.doctor_probes import declared_servers, gate_refusals
+
+    return [] if config is None else list(gate_refusals(declared_servers(config, env), env))
 
 
 def _table(found: list[Check]) -> str:

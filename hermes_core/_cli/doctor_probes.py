@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from hermes_core._paths import Environment
     from hermes_core.agent._wire import ModelSettings
 
-__all__ = ["MODEL_TIMEOUT", "declared_servers", "mcp_checks", "model_checks"]
+__all__ = ["MODEL_TIMEOUT", "declared_servers", "gate_refusals", "mcp_checks", "model_checks"]
 
 MODEL_TIMEOUT: Final = 15.0
 """Seconds the model server gets to list its models: a listing is quick, and a doctor that
@@ -161,17 +161,34 @@ def declared_servers(config: Config, env: Environment) -> dict[str, McpServerCon
     return dict(load_config(env.config_path).mcp_servers)
 
 
+def gate_refusals(servers: dict[str, McpServerConfig], env: Environment) -> dict[str, str]:
+    """Why the project gate refuses to start each enabled server of ``servers`` it refuses (a
+    launcher that reads what a cloned repository plants in the project: docs/security.md),
+    by name; the reason says what to do. Nothing is started to know it."""
+    from hermes_core._mcp.launch import launch_refusal
+
+    refused: dict[str, str] = {}
+    for name, entry in servers.items():
+        if entry.enabled and entry.command is not None:
+            reason = launch_refusal(entry, env)
+            if reason is not None:
+                refused[name] = reason.removeprefix("not started: ")
+    return refused
+
+
 async def mcp_checks(
     servers: dict[str, McpServerConfig], env: Environment, *, offline: bool
 ) -> list[Check]:
     """One check per server of ``servers``, in name order: disabled, held back by the project
-    gate (not started), not asked (``offline``), or connected within its ``connect_timeout``
-    and its tools listed, all at once (``hermes mcp test``'s probe), or why it did not answer."""
+    gate or refused by it (not started, either way), not asked (``offline``), or connected
+    within its ``connect_timeout`` and its tools listed, all at once (``hermes mcp test``'s
+    probe), or why it did not answer."""
     if not servers:
         return [Check("mcp", "servers", "ok", "no MCP servers configured")]
     # Here, not above: the module imports the MCP SDK (about 1 s), which no server needs.
     from hermes_core._mcp.install import not_started_note
 
+    refused = gate_refusals(servers, env)
     results: dict[str, Check] = {}
     async with anyio.create_task_group() as group:
         for name, entry in sorted(servers.items()):
@@ -180,6 +197,9 @@ async def mcp_checks(
                 results[name] = Check("mcp", name, "ok", "disabled (enabled: false): not started")
             elif note is not None:
                 results[name] = Check("mcp", name, "warning", note, "hermes mcp list")
+            elif name in refused:
+                said = f"refused by the project gate (not started): {refused[name]}"
+                results[name] = Check("mcp", name, "warning", said, "hermes mcp list")
             elif offline:
                 results[name] = not_checked("mcp", name, "not started (--offline)")
             else:

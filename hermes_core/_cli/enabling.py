@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 
 import click
@@ -12,7 +13,7 @@ from hermes_core._cli.context import environment, say_if_held_back
 from hermes_core._cli.output import did_you_mean, warnings_to_stderr
 
 if TYPE_CHECKING:
-    from hermes_core._config import Config
+    from hermes_core._config import Config, ConfigDocument
     from hermes_core._paths import Environment
 
 
@@ -24,12 +25,14 @@ def edit_lists(
     known: Callable[[Config, Environment], Iterable[str]],
     what: str,
     blocker: Callable[[Config, Environment, str], str | None] | None = None,
+    checked: Callable[[ConfigDocument, Environment], AbstractContextManager[None]] | None = None,
 ) -> None:
     """Enable (or disable) ``name`` in ``<section>.enabled`` / ``<section>.disabled``: add it
     to one list and remove every spelling of it from the other, in place (comments and key
     order kept), names compared normalized. Warns when no ``what`` of that name is among
     ``known(config, env)``, and, when enabling, when ``blocker(config, env, name)`` says why
-    it will still not load (gated, say) and what to do."""
+    it will still not load (gated, say) and what to do. ``checked``: the edit is made within
+    it, which may refuse it (exit, nothing written)."""
     from hermes_core._config import edit_config
     from hermes_core._plugin_names import normalize_name
 
@@ -38,7 +41,7 @@ def edit_lists(
     verb = "enabled" if enable else "disabled"
     env = environment()
     wanted = normalize_name(name)
-    with warnings_to_stderr(), edit_config(env) as document:
+    with warnings_to_stderr(), edit_config(env) as document, _within(checked, document, env):
         for spelling in _spellings(document.get(remove_from), wanted):
             document.remove_from_list(remove_from, spelling)
         already = _spellings(document.get(add_to), wanted)
@@ -61,6 +64,14 @@ def edit_lists(
         )
     elif enable and blocker is not None and (why := blocker(config, env, wanted)) is not None:
         click.echo(f"hermes: warning: {wanted} is enabled but will not load: {why}", err=True)
+
+
+def _within(
+    checked: Callable[[ConfigDocument, Environment], AbstractContextManager[None]] | None,
+    document: ConfigDocument,
+    env: Environment,
+) -> AbstractContextManager[None]:
+    return nullcontext() if checked is None else checked(document, env)
 
 
 def _spellings(items: object, wanted: str) -> list[str]:

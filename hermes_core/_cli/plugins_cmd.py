@@ -204,6 +204,8 @@ def enable_command(name: str) -> None:
 
     When the plugin will still not load (a project plugin behind the closed gate, say), says
     why and what to do."""
+    from hermes_core._cli.config_cmd import checked_edit
+
     edit_lists(
         name,
         section="plugins",
@@ -211,14 +213,27 @@ def enable_command(name: str) -> None:
         known=_plugin_names,
         what="plugin",
         blocker=_will_not_load,
+        checked=checked_edit,
     )
 
 
 @plugins.command("disable")
 @click.argument("name")
 def disable_command(name: str) -> None:
-    """Disable plugin NAME: add it to plugins.disabled and remove it from plugins.enabled."""
-    edit_lists(name, section="plugins", enable=False, known=_plugin_names, what="plugin")
+    """Disable plugin NAME: add it to plugins.disabled and remove it from plugins.enabled.
+
+    Refused, as hermes config set refuses it, when the edited file would have problems: the
+    plugin provides the search backend, approval policy, model provider... in use, say."""
+    from hermes_core._cli.config_cmd import checked_edit
+
+    edit_lists(
+        name,
+        section="plugins",
+        enable=False,
+        known=_plugin_names,
+        what="plugin",
+        checked=checked_edit,
+    )
 
 
 def _plugin_names(config: Config, env: Environment) -> list[str]:

@@ -283,7 +283,7 @@ def _stdio_transport(
     if not cwd.is_dir():
         raise McpConnectError(name, f"the working directory {str(cwd)!r} does not exist")
     if (refusal := launch_refusal(config, env)) is not None:
-        raise McpConnectError(name, refusal)
+        raise McpConnectError(name, refusal, refused=True)
     if sys.platform == "win32":  # no process groups: the SDK's Job Object ends the tree
         params = StdioServerParameters(
             command=config.command,
@@ -310,7 +310,7 @@ def _explained(
 ) -> McpConnectError:
     """``failure`` with what the stdio child left behind: how it exited, which interpreter could
     not import a module, where its standard error is and the last lines of it."""
-    if log is None:
+    if log is None or failure.refused:  # refused: nothing ran, nothing to add
         return failure
     reason = failure.reason
     status = getattr(transport, "exited_on_its_own", None)

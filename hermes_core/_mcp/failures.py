@@ -26,7 +26,8 @@ class McpConnectError(HermesError):
     """A server that could not be connected; ``reason`` says why in one line, for the status.
 
     For a stdio server, ``log_path`` is its log file and ``stderr_tail`` the last lines it wrote
-    to its standard error in this attempt (see :meth:`output_lines`).
+    to its standard error in this attempt (see :meth:`output_lines`). ``refused``: the project
+    gate refused to start it (``reason`` says why and what to do): no process ran.
     """
 
     def __init__(
@@ -36,11 +37,13 @@ class McpConnectError(HermesError):
         *,
         log_path: Path | None = None,
         stderr_tail: tuple[str, ...] = (),
+        refused: bool = False,
     ) -> None:
         self.server = server
         self.reason = reason
         self.log_path = log_path
         self.stderr_tail = stderr_tail
+        self.refused = refused
         super().__init__(f"MCP server {server!r}: {reason}")
 
     def output_lines(self) -> list[str]:

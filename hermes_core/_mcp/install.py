@@ -58,7 +58,11 @@ def not_started_note(env: Environment, name: str) -> str | None:
 
 
 def probe_failure(exc: McpConnectError) -> str:
-    """Why a probe failed, with the server's last lines of standard error on the lines after."""
+    """Why a probe failed, with the server's last lines of standard error on the lines after;
+    a server the project gate refused was never started, so never asked: said so."""
+    if exc.refused:
+        why = exc.reason.removeprefix("not started: ")
+        return f"MCP server {exc.server!r} was refused by the project gate (not started): {why}"
     return "\n".join(
         (f"MCP server {exc.server!r} did not answer the probe: {exc.reason}", *exc.output_lines())
     )

@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import anyio
 import anyio.lowlevel
@@ -96,7 +96,12 @@ class HttpGateway:
     """
 
     def __init__(self, url: str, token: str, *, search_timeout: float | None = None) -> None:
-        self.base = url if url.endswith("/") else url + "/"
+        # A route is joined to the URL's path; its query (a tenant, say) goes with every
+        # request, and a fragment, which HTTP never sends, is left out.
+        parts = urlsplit(url)
+        path = parts.path if parts.path.endswith("/") else parts.path + "/"
+        self.base = urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+        self._query = parse_qsl(parts.query, keep_blank_values=True)
         self.search_timeout = search_timeout
         self._headers = {
             "authorization": f"Bearer {token}",
@@ -255,12 +260,14 @@ class HttpGateway:
             return GatewayFailure("error", f"the request cannot be sent as JSON: {exc}")
         sent = {**(headers or {}), "content-type": "application/json"} if content else headers
         failure = GatewayFailure("unreachable", f"{named} was not asked")
+        # The URL's query first, then the route's: httpx's params would replace a query.
+        query = httpx.QueryParams([*self._query, *(params or {}).items()])
         for attempt in range(route.attempts):
             more = attempt + 1 < route.attempts
             try:
                 with anyio.fail_after(route.timeout):
                     request = self._http().stream(
-                        route.method, url, content=content, headers=sent, params=params
+                        route.method, url, content=content, headers=sent, params=query
                     )
                     async with request as response:
                         answer = await read_capped(response, MAX_ANSWER_BYTES)

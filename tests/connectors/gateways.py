@@ -285,11 +285,12 @@ class OffProtocolServer:
     """A real HTTP server on 127.0.0.1 answering ``answers[path] = (status, body, headers)``
     (``body`` a JSON value, or ``bytes`` sent as is; a path with its query, such as
     ``/v1/connectors?cursor=c2``, is answered before the path alone); it records each request's
-    path and headers."""
+    path and headers, and each request's target (the path with its query) in ``targets``."""
 
     def __init__(self) -> None:
         self.answers: dict[str, tuple[int, Any, dict[str, str]]] = {}
         self.seen: list[tuple[str, dict[str, str]]] = []
+        self.targets: list[str] = []
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -302,6 +303,7 @@ class OffProtocolServer:
                 length = int(self.headers.get("content-length") or 0)
                 self.rfile.read(length)
                 path = self.path.split("?")[0]
+                owner.targets.append(self.path)
                 owner.seen.append((path, {k.lower(): v for k, v in self.headers.items()}))
                 default = owner.answers.get(path, (404, {"error": {}}, {}))
                 status, body, headers = owner.answers.get(self.path, default)

@@ -473,3 +473,32 @@ async def test_a_gateway_failure_names_the_url_with_its_secrets_redacted(
     message = answer.failure.message
     assert "s3cret" not in message, message
     assert "me:[redacted]@127.0.0.1" in message, message
+
+
+@pytest.mark.parametrize("suffix", ["?tenant=x", "?tenant=x#part", "#part"])
+async def test_a_url_with_a_query_or_a_fragment_gets_its_routes_on_the_path_and_its_query_kept(
+    tmp_path: Path, off_protocol: OffProtocolServer, suffix: str
+) -> None:
+    """``tools.connectors.url: https://gw.example/base/?tenant=x`` sent every route after the
+    query (``/base/?tenant=x/v1/connectors``), and a fragment swallowed the routes: a route is
+    joined to the path, the query goes with every request (a page's cursor beside it), and a
+    fragment, which HTTP never sends, is left out."""
+    off_protocol.answer("base/v1/connectors", 200, {"items": [], "nextCursor": "c2"})
+    off_protocol.answers["/base/v1/connectors?tenant=x&cursor=c2"] = (200, {"items": []}, {})
+    off_protocol.answers["/base/v1/connectors?cursor=c2"] = (200, {"items": []}, {})
+    off_protocol.answer("base/v1/connectors/schemas", 200, {"results": []})
+
+    async def work(gateway: ConnectorGateway) -> Any:
+        listing = await gateway.list_connectors()
+        await gateway.schemas(["GMAIL_SEND_EMAIL"])
+        return listing
+
+    listing = await _with_gateway(tmp_path, off_protocol.url + "base/" + suffix, work)
+
+    assert listing.failure is None
+    query = "tenant=x" if "tenant" in suffix else ""
+    assert off_protocol.targets == [
+        "/base/v1/connectors" + (f"?{query}" if query else ""),
+        f"/base/v1/connectors?{query + '&' if query else ''}cursor=c2",
+        "/base/v1/connectors/schemas" + (f"?{query}" if query else ""),
+    ]
