@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
-from hermes_core._shown import printable
+from hermes_core._shown import as_shown, printable
 from hermes_core.agent._cron_rows import CronJob, CronRun
 from hermes_core.agent._cron_runs import leases_renewed, run_job
 from hermes_core.agent._cron_store import CronJobs, owner_name
@@ -102,9 +102,10 @@ class CronDaemon:
         self.say(f"job {job.id} run {run.id}: {outcome.status}: {outcome.detail}")
 
     def say(self, line: str) -> None:
-        """One line of the daemon's log (stderr: the journal under systemd)."""
+        """One line of the daemon's log (stderr: the journal under systemd); on a terminal its
+        control characters escaped (a run's detail may quote a provider's error text)."""
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        self.log.write(f"{stamp} hermes cron: {line}\n")
+        self.log.write(as_shown(self.log, f"{stamp} hermes cron: {line}") + "\n")
         self.log.flush()
 
 
