@@ -298,8 +298,8 @@ def run_command(job: str) -> None:
     from hermes_core._cli.output import echo_shown
     from hermes_core._cli.run_cmd import run_agent_host
     from hermes_core.agent._agent import Agent
+    from hermes_core.agent._cron_lease import owner_name
     from hermes_core.agent._cron_runs import leases_renewed, run_job
-    from hermes_core.agent._cron_store import owner_name
 
     store = _store()
     _refuse_to_run(store)
