@@ -295,10 +295,11 @@ remove = _change("removed", "remove", "Delete JOB and the log of its runs")
 @click.argument("job")
 def run_command(job: str) -> None:
     """Run JOB now in this process, whenever it is due (its next time is unchanged)."""
+    from hermes_core._cli.output import echo_shown
     from hermes_core._cli.run_cmd import run_agent_host
     from hermes_core.agent._agent import Agent
+    from hermes_core.agent._cron_lease import owner_name
     from hermes_core.agent._cron_runs import leases_renewed, run_job
-    from hermes_core.agent._cron_store import owner_name
 
     store = _store()
     _refuse_to_run(store)
@@ -314,7 +315,7 @@ def run_command(job: str) -> None:
                 outcome = await run_job(host, agent, store, found, run, answers)
         finally:
             await agent.aclose()
-        click.echo(f"hermes cron: job {found.id} run {run.id}: {outcome.detail}", err=True)
+        echo_shown(f"hermes cron: job {found.id} run {run.id}: {outcome.detail}", err=True)
         return 0 if outcome.status == "ok" else 1
 
     sys.exit(run_agent_host(work))

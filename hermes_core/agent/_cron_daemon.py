@@ -7,7 +7,10 @@ two daemons on one home never run the same job, and one job has one run at a tim
 each in its own task through the conversation loop (:func:`~hermes_core.agent._cron_runs.run_job`).
 While runs last their leases are renewed every third of ``cron.lease`` seconds; a daemon that is
 killed stops renewing, and the next look of any daemon (or ``hermes cron list``) marks its run
-``failed`` and makes the job runnable again. Stopping (SIGTERM, Ctrl-C) starts no new run and
+``failed`` and makes the job runnable again (:mod:`~hermes_core.agent._cron_lease`: on this
+machine a daemon that still runs keeps its runs, however late it renews). A daemon that wakes
+to find a run taken back (by another machine, or an older hermes, its lease having run out)
+stops it and writes nothing more of it. Stopping (SIGTERM, Ctrl-C) starts no new run and
 stops the runs under way, each logged ``failed`` ("the daemon was stopped").
 """
 
@@ -21,10 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
-from hermes_core._shown import printable
+from hermes_core._shown import as_shown, printable
+from hermes_core.agent._cron_lease import owner_name
 from hermes_core.agent._cron_rows import CronJob, CronRun
-from hermes_core.agent._cron_runs import leases_renewed, run_job
-from hermes_core.agent._cron_store import CronJobs, owner_name
+from hermes_core.agent._cron_runs import TAKEN_BACK, leases_renewed, run_job
+from hermes_core.agent._cron_store import CronJobs
 
 if TYPE_CHECKING:
     from hermes_core._host import Host
@@ -49,6 +53,7 @@ class CronDaemon:
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
     _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
+    _taken: set[int] = field(default_factory=set)
 
     def stop(self) -> None:
         """Start no new run; stop those under way."""
@@ -62,7 +67,8 @@ class CronDaemon:
             self.say("model.model is not set: a job without a model of its own fails its runs")
         for run in self.jobs.recover():
             self.say(f"job {run.job_id} run {run.id}: failed: {run.detail}")
-        async with leases_renewed(self.jobs, self.owner, self.lease):
+        held = self._running.keys
+        async with leases_renewed(self.jobs, self.owner, self.lease, held=held, lost=self._lost):
             try:
                 while not self._stopping.is_set():
                     for job, run in self.jobs.claim_due(self.owner, self.lease, now=self.clock()):
@@ -89,10 +95,21 @@ class CronDaemon:
             return self.poll
         return min(self.poll, max(0.01, min(upcoming) - self.clock() + 0.01))
 
+    def _lost(self, runs: list[int]) -> None:
+        """Stop the runs taken back while this daemon could not renew (asleep, stopped)."""
+        for run in runs:
+            if (task := self._running.get(run)) is not None:
+                self._taken.add(run)
+                task.cancel()
+
     async def _run(self, job: CronJob, run: CronRun) -> None:
         try:
             outcome = await run_job(self.host, self.agent, self.jobs, job, run, self.out)
         except asyncio.CancelledError:
+            if run.id in self._taken:  # its log says failed already, maybe another run since
+                self._taken.discard(run.id)
+                self.say(f"job {job.id} run {run.id}: stopped: {TAKEN_BACK}")
+                raise
             self.jobs.finish(run, "failed", "the daemon was stopped during the run")
             self.say(f"job {job.id} run {run.id}: failed: the daemon was stopped")
             raise
@@ -102,9 +119,10 @@ class CronDaemon:
         self.say(f"job {job.id} run {run.id}: {outcome.status}: {outcome.detail}")
 
     def say(self, line: str) -> None:
-        """One line of the daemon's log (stderr: the journal under systemd)."""
+        """One line of the daemon's log (stderr: the journal under systemd); on a terminal its
+        control characters escaped (a run's detail may quote a provider's error text)."""
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        self.log.write(f"{stamp} hermes cron: {line}\n")
+        self.log.write(as_shown(self.log, f"{stamp} hermes cron: {line}") + "\n")
         self.log.flush()
 
 

@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -50,6 +50,10 @@ if TYPE_CHECKING:
     from hermes_core.agent._cron_store import CronJobs
 
 NOBODY: Final = "a cron job runs with nobody to answer questions"
+TAKEN_BACK: Final = (
+    "the run was taken back while its process could not renew its lease (asleep or stopped "
+    "past cron.lease, seen by another machine or an older hermes): its answer is not delivered"
+)
 WEBHOOK_TIMEOUT: Final = 30.0
 
 
@@ -94,7 +98,8 @@ def job_directory(job: CronJob) -> Path | None:
 async def run_job(
     host: Host, agent: Agent | None, jobs: CronJobs, job: CronJob, run: CronRun, out: TextIO
 ) -> RunOutcome:
-    """Run ``job`` (its claimed ``run``), deliver its answer, log the outcome in ``jobs``.
+    """Run ``job`` (its claimed ``run``), deliver its answer, log the outcome in ``jobs``
+    (a run taken back meanwhile is neither delivered nor logged over: :data:`TAKEN_BACK`).
     ``agent`` is ``model.model``'s (``None``: not set, and a job without a model of its own
     fails its run, saying so)."""
     try:
@@ -107,6 +112,8 @@ async def run_job(
             stop = "no answer" if finished is None else f"{finished.stop}: {finished.detail}"
             detail = f"the run ended without an answer ({stop}){_own_model(job, finished)}"
             outcome = RunOutcome("failed", detail, text)
+        elif not jobs.holds(run):  # the job may be running again elsewhere: one delivery
+            outcome = RunOutcome("failed", TAKEN_BACK, "")
         else:
             outcome = await _delivered(jobs.path.parent, job, run, text, out)
     except JobError as refused:  # a toolset no tool has, a directory gone, a delivery: no run
@@ -138,14 +145,25 @@ def _encodable(text: str) -> str:
 
 
 @asynccontextmanager
-async def leases_renewed(jobs: CronJobs, owner: str, lease: float) -> AsyncIterator[None]:
+async def leases_renewed(
+    jobs: CronJobs,
+    owner: str,
+    lease: float,
+    *,
+    held: Callable[[], Collection[int]] = tuple,
+    lost: Callable[[list[int]], None] | None = None,
+) -> AsyncIterator[None]:
     """In the block, ``owner``'s leases are renewed every third of ``lease`` seconds, so a
-    run longer than ``lease`` keeps its job (a process that is gone stops renewing)."""
+    run longer than ``lease`` keeps its job (a process that is gone stops renewing). After
+    each renewal ``lost`` is given the runs among ``held()`` taken back meanwhile (the process
+    asleep past its lease, another machine or an older hermes taking it back), if any."""
 
     async def renew() -> None:
         while True:
             await asyncio.sleep(lease / 3)
-            jobs.renew(owner, lease)
+            taken = jobs.renew(owner, lease, held=held())
+            if taken and lost is not None:
+                lost(taken)
 
     task = asyncio.create_task(renew())
     try:
@@ -269,6 +287,7 @@ class DeliveryError(RuntimeError):
 
 
 __all__ = [
+    "TAKEN_BACK",
     "DeliveryError",
     "RunOutcome",
     "deliver",

@@ -6,9 +6,11 @@ it, never half-written; two processes (two daemons, a daemon and ``hermes cron c
 it at once. A run is claimed with a **lease** on its job's row (:meth:`CronJobs.claim_due`):
 the claiming daemon's ``host:pid``, renewed while the run lasts; a job under a live lease is
 never claimed again, so two daemons never run the same job. A lease whose daemon is gone (its
-pid is dead on this host, or the lease ran out unrenewed: a SIGKILL, a lost machine) is taken
-back (:meth:`CronJobs.recover`): that run is marked ``failed`` and the job is runnable again at
-its next time.
+pid is dead on this host, or the lease ran out unrenewed: a SIGKILL, a lost machine; the rule
+is :func:`~hermes_core.agent._cron_lease.lease_over`: on this host a daemon that still runs
+keeps its runs however late it renews) is taken back (:meth:`CronJobs.recover`): that run is
+marked ``failed`` and the job is runnable again at its next time. A run taken back is never
+finished over (:meth:`CronJobs.finish` writes nothing of it).
 
 A job keeps the directory it was made in (``cwd``). A store made before that column gets it on
 first open (:mod:`~hermes_core.agent._cron_migrations`, which opens the store): its jobs have
@@ -18,8 +20,6 @@ none, and run in the directory of the process that runs them, as they did.
 from __future__ import annotations
 
 import json
-import os
-import socket
 import sqlite3
 import time
 import uuid
@@ -37,13 +37,13 @@ from hermes_core.agent._cron_fields import (
     check_name,
     check_prompt,
 )
+from hermes_core.agent._cron_lease import lease_over, start_of
 from hermes_core.agent._cron_migrations import LOCK_WAIT, open_store, store_error
 from hermes_core.agent._cron_rows import (
     CronJob,
     CronRun,
     job_of,
     last_run_of,
-    lease_ran_out,
     run_of,
 )
 from hermes_core.agent._cron_schedule import JobError, parse_schedule
@@ -54,27 +54,6 @@ if TYPE_CHECKING:
 
 UNCHANGED: Final = object()
 """What :meth:`CronJobs.edit` takes for a model left as it is (``None`` clears it)."""
-
-
-def owner_name() -> str:
-    """This process as a lease holder: ``host:pid``."""
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _gone(owner: object) -> bool:
-    """Whether the lease holder ``owner`` is a process of this host that no longer runs."""
-    if not isinstance(owner, str):  # a damaged lease: no holder to wait for
-        return True
-    host, _, pid = owner.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
 
 
 class CronJobs:
@@ -288,7 +267,7 @@ class CronJobs:
         stale = [
             row
             for row in db.execute("SELECT * FROM jobs WHERE lease_owner IS NOT NULL")
-            if lease_ran_out(row, now) or _gone(row["lease_owner"])
+            if lease_over(row, now)
         ]
         marked: list[CronRun] = []
         for row in stale:
@@ -304,7 +283,8 @@ class CronJobs:
                 )
                 marked.append(run_of({**dict(run), "status": "failed", "detail": why}))
             db.execute(
-                "UPDATE jobs SET lease_owner = NULL, lease_until = NULL WHERE id = ?",
+                "UPDATE jobs SET lease_owner = NULL, lease_until = NULL, lease_start = NULL"
+                " WHERE id = ?",
                 (row["id"],),
             )
         return marked
@@ -335,8 +315,9 @@ class CronJobs:
                     self._log(db, row["id"], None, owner, now, "failed", f"job paused: {bad}")
                     continue
                 db.execute(
-                    "UPDATE jobs SET lease_owner = ?, lease_until = ?, next_run = ? WHERE id = ?",
-                    (owner, now + lease, following, row["id"]),
+                    "UPDATE jobs SET lease_owner = ?, lease_until = ?, lease_start = ?,"
+                    " next_run = ? WHERE id = ?",
+                    (owner, now + lease, start_of(owner), following, row["id"]),
                 )
                 run = self._log(db, row["id"], row["next_run"], owner, now, "running", "")
                 claimed.append((job_of({**dict(row), "lease_owner": owner}), run))
@@ -356,35 +337,58 @@ class CronJobs:
         with self._write() as db:
             self._recover(db, now)
             taken = db.execute(
-                "UPDATE jobs SET lease_owner = ?, lease_until = ? WHERE id = ?"
+                "UPDATE jobs SET lease_owner = ?, lease_until = ?, lease_start = ? WHERE id = ?"
                 " AND lease_owner IS NULL",
-                (owner, now + lease, found.id),
+                (owner, now + lease, start_of(owner), found.id),
             ).rowcount
             if not taken:
                 holder = db.execute("SELECT lease_owner FROM jobs WHERE id = ?", (found.id,))
                 raise JobError("job", f"{found.id} is running now (in {holder.fetchone()[0]})")
             return self._log(db, found.id, None, owner, now, "running", "")
 
-    def renew(self, owner: str, lease: float, *, now: float | None = None) -> None:
-        """Extend ``owner``'s leases by ``lease`` seconds from now (a daemon's heartbeat)."""
+    def renew(
+        self, owner: str, lease: float, *, now: float | None = None, held: Collection[int] = ()
+    ) -> list[int]:
+        """Extend ``owner``'s leases by ``lease`` seconds from now (a daemon's heartbeat).
+        Returns the runs among ``held`` (ids) that ``owner`` holds no more: taken back while
+        it could not renew (by another machine, or an older hermes, when its lease ran out)."""
         now = time.time() if now is None else now
         with self._write() as db:
             db.execute(
                 "UPDATE jobs SET lease_until = ? WHERE lease_owner = ?", (now + lease, owner)
             )
+            return [run for run in held if not self._holds(db, run, owner)]
 
-    def finish(self, run: CronRun, status: str, detail: str = "", output: str = "") -> None:
-        """End ``run`` with ``status`` (``ok`` or ``failed``) and release its job's lease."""
+    def holds(self, run: CronRun) -> bool:
+        """Whether ``run`` was not taken back (a run whose job was removed meanwhile was not)."""
+        with closing(self._connect()) as db:
+            return self._holds(db, run.id, run.owner)
+
+    def _holds(self, db: sqlite3.Connection, run: int, owner: str) -> bool:
+        found = db.execute(
+            "SELECT runs.status, jobs.lease_owner FROM runs LEFT JOIN jobs"
+            " ON jobs.id = runs.job_id WHERE runs.id = ? AND runs.owner = ?",
+            (run, owner),
+        ).fetchone()
+        return found is None or (found[0] == "running" and found[1] == owner)
+
+    def finish(self, run: CronRun, status: str, detail: str = "", output: str = "") -> bool:
+        """End ``run`` with ``status`` (``ok`` or ``failed``) and release its job's lease;
+        ``False``, nothing written, when the run was taken back meanwhile (it ended
+        ``failed``, and its job may run again under another lease)."""
         with self._write() as db:
+            if not self._holds(db, run.id, run.owner):
+                return False
             db.execute(
                 "UPDATE runs SET status = ?, finished = ?, detail = ?, output = ? WHERE id = ?",
                 (status, time.time(), detail, output, run.id),
             )
             db.execute(
-                "UPDATE jobs SET lease_owner = NULL, lease_until = NULL"
+                "UPDATE jobs SET lease_owner = NULL, lease_until = NULL, lease_start = NULL"
                 " WHERE id = ? AND lease_owner = ?",
                 (run.job_id, run.owner),
             )
+        return True
 
     def runs(self, job: str | None = None, *, limit: int = 50) -> list[CronRun]:
         """The latest runs (of ``job``), newest first."""
@@ -423,5 +427,4 @@ __all__ = [
     "UNCHANGED",
     "CronJobs",
     "check_delivery",
-    "owner_name",
 ]

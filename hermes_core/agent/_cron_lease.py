@@ -1,0 +1,81 @@
+"""Who holds a cron run's lease, and when it is over (:func:`lease_over`).
+
+A lease names its holder ``host:pid`` (:func:`owner_name`) and, on Linux, that process's start
+(:func:`process_start`: the boot's id and ``/proc/PID/stat``'s field 22, its start in clock
+ticks since boot). On the holder's own machine a lease with a start is over only when that
+process is gone: its pid runs no more, or runs another process (started at another time, or
+after a reboot). Expired or not: a daemon asleep (a laptop's lid shut, a SIGSTOP, the clock
+put forward) renews when it wakes, and taking its run back then would run the job twice. A
+lease of another machine, one without a start (written by an older hermes, or on a system
+without ``/proc``: there a pid cannot be told from its reuse) and a damaged one are over
+when the pid is gone on this machine or the lease ran out unrenewed, as before.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+from hermes_core.agent._cron_rows import lease_ran_out
+
+__all__ = ["lease_over", "owner_name", "process_start", "start_of"]
+
+_PROC = Path("/proc")
+
+
+def owner_name() -> str:
+    """This process as a lease holder: ``host:pid``."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def process_start(pid: int) -> str | None:
+    """``<boot id>:<start in clock ticks>`` of the running process ``pid`` (``None``: none
+    runs, it is a zombie, or this system has no ``/proc`` to say)."""
+    try:
+        boot = (_PROC / "sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
+        stat = (_PROC / str(pid) / "stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()  # the name before it may hold spaces and ")"
+    if len(fields) < 20 or fields[0] == "Z":  # fields[0] is field 3, the state
+        return None
+    return f"{boot}:{fields[19]}"
+
+
+def _local_pid(owner: str) -> int | None:
+    host, _, pid = owner.rpartition(":")
+    return int(pid) if host == socket.gethostname() and pid.isdigit() else None
+
+
+def start_of(owner: str) -> str | None:
+    """The start of the lease holder ``owner`` when it is a process of this machine."""
+    pid = _local_pid(owner)
+    return None if pid is None else process_start(pid)
+
+
+def _runs(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it runs
+        return True
+    return True
+
+
+def lease_over(row: Any, now: float) -> bool:
+    """Whether the lease on the ``jobs`` row ``row`` is over at ``now`` (see the module)."""
+    owner = row["lease_owner"]
+    if not isinstance(owner, str):  # a damaged lease: no holder to wait for
+        return True
+    pid = _local_pid(owner)
+    if pid is None:
+        return lease_ran_out(row, now)
+    if not _runs(pid):
+        return True
+    started = row["lease_start"]
+    if not isinstance(started, str):
+        return lease_ran_out(row, now)
+    return process_start(pid) != started

@@ -1,0 +1,264 @@
+"""A run's lease when its daemon was asleep (a laptop's lid shut, a SIGSTOP, a clock jump):
+on the daemon's own machine a run whose daemon still runs is never taken back, its lease run
+out or not, and a pid now another process's is not the daemon; another machine's lease still
+runs out by time, and so does one an older hermes wrote (docs/automation.md, "How jobs run").
+A daemon that wakes to find its run taken back writes nothing more of it.
+
+Real processes (``sleep`` children as lease holders, ``hermes cron daemon`` SIGSTOPped past a
+short ``cron.lease``), real SQLite files, the test kit's ``FakeModelServer`` as the model."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_core.agent import CronJobs
+from hermes_core.testing import FakeModelServer, FakeTurn, HermesCli
+
+pytestmark = pytest.mark.subprocess
+
+T0 = 1_800_000_000.0
+LEASE = 3.0  # cron.lease's least: a daemon asleep longer than this has a lease that ran out
+
+
+@pytest.fixture
+def jobs(tmp_path: Path) -> CronJobs:
+    return CronJobs(tmp_path / "home")
+
+
+@pytest.fixture
+def sleeper() -> Iterator[subprocess.Popen[bytes]]:
+    """A live process of this machine, not this test's."""
+    process = subprocess.Popen(["sleep", "600"])
+    yield process
+    process.kill()
+    process.wait()
+
+
+def here(pid: int) -> str:
+    return f"{socket.gethostname()}:{pid}"
+
+
+def test_a_live_holders_lease_that_ran_out_is_not_taken_back_and_is_once_it_dies(
+    jobs: CronJobs, sleeper: subprocess.Popen[bytes]
+) -> None:
+    job = jobs.create("every 1m", "Sum up the logs", now=T0)
+    (_, run), *_ = jobs.claim_due(here(sleeper.pid), LEASE, now=T0 + 60)
+
+    assert jobs.recover(now=T0 + 60 + 3600) == []  # an hour unrenewed: asleep, not gone
+    assert jobs.claim_due("elsewhere:1", 60, now=T0 + 60 + 3600) == []  # never run twice
+    assert [r.status for r in jobs.runs()] == ["running"]
+
+    sleeper.kill()
+    sleeper.wait()
+    (failed,) = jobs.recover(now=T0 + 60 + 3601)
+    assert (failed.id, failed.status) == (run.id, "failed")
+    assert jobs.get(job.id).lease_owner is None
+
+
+def test_a_lease_naming_a_pid_now_another_process_is_taken_back_before_it_runs_out(
+    jobs: CronJobs, sleeper: subprocess.Popen[bytes]
+) -> None:
+    jobs.create("every 1m", "Sum up the logs", now=T0)
+    (_, run), *_ = jobs.claim_due(here(os.getpid()), 3600, now=T0 + 60)
+    with sqlite3.connect(jobs.path) as db:  # the daemon died, its pid went to another process
+        db.execute("UPDATE jobs SET lease_owner = ?", (here(sleeper.pid),))
+        db.execute("UPDATE runs SET owner = ?", (here(sleeper.pid),))
+    db.close()
+
+    (failed,) = jobs.recover(now=T0 + 61)  # the lease is far from running out
+
+    assert (failed.id, failed.status) == (run.id, "failed")
+    assert "stopped during the run" in failed.detail
+
+
+def test_a_lease_an_older_hermes_wrote_keeps_todays_rule(
+    jobs: CronJobs, sleeper: subprocess.Popen[bytes]
+) -> None:
+    jobs.path.parent.mkdir(parents=True)
+    with sqlite3.connect(jobs.path) as db:
+        db.executescript(
+            f"""
+            CREATE TABLE jobs (
+                id TEXT PRIMARY KEY, name TEXT NOT NULL, schedule TEXT NOT NULL,
+                prompt TEXT NOT NULL, toolsets TEXT, delivery TEXT NOT NULL,
+                paused INTEGER NOT NULL DEFAULT 0, created REAL NOT NULL, next_run REAL,
+                lease_owner TEXT, lease_until REAL, cwd TEXT, model TEXT);
+            CREATE TABLE runs (
+                id INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT NOT NULL, due REAL,
+                started REAL NOT NULL, finished REAL, owner TEXT NOT NULL, status TEXT NOT NULL,
+                detail TEXT NOT NULL DEFAULT '', output TEXT NOT NULL DEFAULT '');
+            INSERT INTO jobs (id, name, schedule, prompt, delivery, created, next_run,
+                lease_owner, lease_until)
+                VALUES ('old1', 'old', 'every 1h', 'Sum up', 'file', {T0}, {T0 + 3600},
+                '{here(sleeper.pid)}', {T0 + 60});
+            INSERT INTO runs (job_id, started, owner, status)
+                VALUES ('old1', {T0}, '{here(sleeper.pid)}', 'running');
+            """
+        )
+    db.close()
+
+    assert jobs.recover(now=T0 + 30) == []  # its holder lives and its lease runs
+    (failed,) = jobs.recover(now=T0 + 61)  # no start time to tell: it ran out, as before
+    assert failed.status == "failed"
+
+
+def test_another_machines_lease_still_runs_out_by_time(jobs: CronJobs) -> None:
+    jobs.create("every 1m", "Sum up the logs", now=T0)
+    jobs.claim_due("other-machine:1", 90, now=T0 + 60)
+
+    assert jobs.recover(now=T0 + 100) == []
+    (failed,) = jobs.recover(now=T0 + 151)
+    assert failed.status == "failed"
+
+
+def test_a_run_taken_back_meanwhile_is_not_finished_over_nor_its_lease_released(
+    jobs: CronJobs,
+) -> None:
+    job = jobs.create("every 1m", "Sum up the logs", now=T0)
+    (_, run), *_ = jobs.claim_due("other-machine:1", 30, now=T0 + 60)
+    (taken,) = jobs.recover(now=T0 + 100)  # asleep past its lease
+    assert jobs.claim_due("other-machine:2", 30, now=T0 + 120) != []
+
+    jobs.finish(run, "ok", "delivered to stdout", "the answer")  # the first daemon wakes
+
+    first, second = sorted(jobs.runs(), key=lambda r: r.id)
+    assert (first.status, first.detail) == ("failed", taken.detail)
+    assert second.status == "running"
+    assert jobs.get(job.id).lease_owner == "other-machine:2"
+
+
+# Real daemons -------------------------------------------------------------------------------
+
+
+def configure(cli: HermesCli, server: FakeModelServer) -> dict[str, str]:
+    config = {
+        "model": {"provider": "openai", "model": "fake-model", "base_url": server.openai_base_url},
+        "cron": {"poll_interval": 1, "lease": LEASE},
+    }
+    cli.config.write_text(json.dumps(config), encoding="utf-8")
+    return cli.variables(OPENAI_API_KEY="sk-fake-key-for-tests")
+
+
+def wait_until(condition: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
+class Daemon:
+    """One ``hermes cron daemon``, its stderr kept in a file."""
+
+    def __init__(self, cli: HermesCli, env: dict[str, str]) -> None:
+        self.log = cli.root / "daemon.log"
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                cli.command("cron", "daemon"),
+                env=env,
+                cwd=cli.work,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def lines(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+    def end(self) -> None:
+        self.process.send_signal(signal.SIGCONT)
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def lease_until(jobs: CronJobs) -> float:
+    with sqlite3.connect(jobs.path) as db:
+        (until,) = db.execute("SELECT lease_until FROM jobs").fetchone()
+    db.close()
+    return float(until)
+
+
+def asleep_past_its_lease(
+    cli: HermesCli, env: dict[str, str], server: FakeModelServer
+) -> tuple[Daemon, CronJobs, str]:
+    """A daemon with a run under way (its answer held), SIGSTOPped until its lease ran out."""
+    cli.run("cron", "create", "every 1h", "Write the report", env=env)
+    jobs = CronJobs(cli.home)
+    (job,) = jobs.jobs()
+    jobs.trigger(job.id)
+    daemon = Daemon(cli, env)
+    server.wait_for_requests(1, timeout=60)
+    daemon.process.send_signal(signal.SIGSTOP)
+    until = lease_until(jobs)
+    wait_until(lambda: time.time() > until + 1, 30, "the lease to run out")
+    return daemon, jobs, job.id
+
+
+@pytest.mark.slow
+def test_a_daemon_stopped_past_its_lease_keeps_its_run_and_finishes_it_once(
+    hermes_cli: HermesCli,
+) -> None:
+    held = threading.Event()
+    with FakeModelServer([FakeTurn(text="the report", gate=held)]) as server:
+        env = configure(hermes_cli, server)
+        daemon, jobs, job = asleep_past_its_lease(hermes_cli, env, server)
+        try:
+            listed = json.loads(hermes_cli.run("cron", "list", "--json", env=env).stdout)
+            again = hermes_cli.run("cron", "run", job, env=env, ok=False)
+            daemon.process.send_signal(signal.SIGCONT)
+            held.set()
+            wait_until(lambda: jobs.runs()[0].status != "running", 60, "the run to end")
+        finally:
+            daemon.end()
+        requests = len(server.requests)
+
+    assert listed[0]["state"] == "running", daemon.lines()
+    assert again.returncode != 0
+    assert "is running now" in again.stderr
+    (run,) = jobs.runs()
+    assert (run.status, run.output) == ("ok", "the report"), daemon.lines()
+    assert requests == 1  # the model was asked once: the job did not run twice
+
+
+@pytest.mark.slow
+def test_a_daemon_that_wakes_to_its_run_taken_back_writes_nothing_of_it(
+    hermes_cli: HermesCli,
+) -> None:
+    held = threading.Event()
+    with FakeModelServer([FakeTurn(text="the report", gate=held)]) as server:
+        env = configure(hermes_cli, server)
+        daemon, jobs, job = asleep_past_its_lease(hermes_cli, env, server)
+        try:
+            with sqlite3.connect(jobs.path) as db:  # what an older hermes's look does
+                db.execute(
+                    "UPDATE runs SET status = 'failed', finished = ?, detail = 'taken back'",
+                    (time.time(),),
+                )
+                db.execute("UPDATE jobs SET lease_owner = NULL, lease_until = NULL")
+            db.close()
+            daemon.process.send_signal(signal.SIGCONT)
+            held.set()
+            wait_until(lambda: "was taken back" in daemon.lines(), 60, "the daemon to see it")
+        finally:
+            daemon.end()
+
+    (run,) = jobs.runs()
+    assert (run.status, run.detail, run.output) == ("failed", "taken back", ""), daemon.lines()
+    assert not (hermes_cli.home / "cron" / "output" / job).exists()
+    assert jobs.get(job).lease_owner is None
