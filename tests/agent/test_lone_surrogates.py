@@ -74,7 +74,9 @@ def test_an_mcp_tool_result_holding_a_lone_surrogate_goes_back_to_the_model(
     call = FakeToolCall("mcp__toolbox__env", {"name": "ODD"})
     turns = [FakeTurn(tool_calls=[call]), FakeTurn(text="Done.")]
     with FakeModelServer(turns) as server:
-        env = _configure(hermes_cli, server, wire, mcp_servers={"toolbox": server_entry})
+        allowed = {"allow": ["mcp__toolbox__env"]}
+        servers = {"toolbox": server_entry}
+        env = _configure(hermes_cli, server, wire, mcp_servers=servers, approvals=allowed)
         answer = _answer(hermes_cli, "What is ODD?", env=env)
         requests = server.requests
     assert answer == "Done."

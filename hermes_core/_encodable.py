@@ -1,0 +1,56 @@
+"""The one rule for text UTF-8 cannot hold, where it leaves the process for a peer: each lone
+surrogate becomes U+FFFD.
+
+A Python ``str`` may hold a lone surrogate (U+D800..U+DFFF alone): undecodable bytes read with
+``surrogateescape`` (a prompt in argv, a file name on Linux, an environment variable), a JSON
+``"\\ud800"`` (an MCP server's result, a model's own arguments). No UTF-8 request body can hold
+one: the SDKs and HTTP libraries raise ``UnicodeEncodeError`` and the whole request fails. So the
+model request (:func:`hermes_core.agent._requests.request_events`, for every provider) and an MCP
+tool call's arguments are made :func:`encodable` first; what hermes writes for itself (the
+transcript, the activity log) keeps the text as its JSON escape instead, which reads back as it
+was (docs/agent.md).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+_LONE: Final = re.compile("[\ud800-\udfff]")
+_ESCAPED: Final = re.compile(r"\\u[dD][89a-fA-F]")
+"""A JSON escape of a surrogate (``\\ud800``), in JSON text."""
+
+
+def encodable(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (the two halves of a pair written
+    apart joined into their character)."""
+    if text.isascii() or _LONE.search(text) is None:
+        return text  # the same object: a caller can tell nothing changed
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def encodable_value(value: Any) -> Any:
+    """``value`` (JSON data: dicts, lists, strings...) with :func:`encodable` strings and keys;
+    ``value`` itself when it holds no string to change."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, dict):
+        items = [(encodable_value(k), encodable_value(v)) for k, v in value.items()]
+        if all(
+            k is old_k and v is old_v
+            for (k, v), (old_k, old_v) in zip(items, value.items(), strict=True)
+        ):
+            return value
+        return dict(items)
+    if isinstance(value, (list, tuple)):
+        changed = [encodable_value(item) for item in value]
+        if all(new is old for new, old in zip(changed, value, strict=True)):
+            return value
+        return type(value)(changed)
+    return value
+
+
+def escapes_surrogate(text: str) -> bool:
+    """Whether the JSON text ``text`` may hold a surrogate's escape (``\\ud800``), which parses
+    to a lone surrogate."""
+    return "\\u" in text and _ESCAPED.search(text) is not None
