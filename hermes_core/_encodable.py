@@ -6,15 +6,20 @@ A Python ``str`` may hold a lone surrogate (U+D800..U+DFFF alone): undecodable b
 ``"\\ud800"`` (an MCP server's result, a model's own arguments). No UTF-8 request body can hold
 one: the SDKs and HTTP libraries raise ``UnicodeEncodeError`` and the whole request fails. So the
 model request (:func:`hermes_core.agent._requests.request_events`, for every provider) and an MCP
-tool call's arguments are made :func:`encodable` first; what hermes writes for itself (the
-transcript, the activity log) keeps the text as its JSON escape instead, which reads back as it
-was (docs/agent.md).
+tool call's arguments are made :func:`encodable` first, and so is a JSON-RPC message that
+pydantic cannot write (:func:`model_json`: ``hermes serve``'s answers, hermes' own to a stdio
+MCP server). What hermes writes for itself (the transcript, the activity log) keeps the text as
+its JSON escape instead, which reads back as it was (docs/agent.md).
 """
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 _LONE: Final = re.compile("[\ud800-\udfff]")
 _ESCAPED: Final = re.compile(r"\\u[dD][89a-fA-F]")
@@ -54,3 +59,16 @@ def escapes_surrogate(text: str) -> bool:
     """Whether the JSON text ``text`` may hold a surrogate's escape (``\\ud800``), which parses
     to a lone surrogate."""
     return "\\u" in text and _ESCAPED.search(text) is not None
+
+
+def model_json(model: BaseModel) -> str:
+    """The JSON-RPC message ``model`` as one line of JSON (by alias, set fields only), as
+    pydantic writes it, or with each lone surrogate as U+FFFD where pydantic cannot (a JSON-RPC
+    writer that raised there lost its connection)."""
+    from pydantic_core import PydanticSerializationError
+
+    try:
+        return model.model_dump_json(by_alias=True, exclude_unset=True)
+    except PydanticSerializationError:
+        data = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return json.dumps(encodable_value(data), ensure_ascii=False, separators=(",", ":"))

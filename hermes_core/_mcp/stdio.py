@@ -41,7 +41,7 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from hermes_core._encodable import encodable_value
+from hermes_core._encodable import encodable_value, model_json
 from hermes_core._jsonrpc_lines import MAX_LINE_BYTES
 from hermes_core._mcp.failures import validation_problem
 from hermes_core._mcp.results import UNREADABLE_ANSWER
@@ -297,7 +297,7 @@ class StdioTransport:
         try:
             async with from_session:
                 async for item in from_session:
-                    text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    text = model_json(item.message)  # never a lone surrogate: see its module
                     await process.stdin.send((text + "\n").encode())
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             pass
