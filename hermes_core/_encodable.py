@@ -8,8 +8,9 @@ one: the SDKs and HTTP libraries raise ``UnicodeEncodeError`` and the whole requ
 model request (:func:`hermes_core.agent._requests.request_events`, for every provider) and an MCP
 tool call's arguments are made :func:`encodable` first, and so is a JSON-RPC message that
 pydantic cannot write (:func:`model_json`: ``hermes serve``'s answers, hermes' own to a stdio
-MCP server). What hermes writes for itself (the transcript, the activity log) keeps the text as
-its JSON escape instead, which reads back as it was (docs/agent.md).
+MCP server) and what ``hermes acp`` writes (:func:`json_line`). What hermes writes for itself
+(the transcript, the activity log) keeps the text as its JSON escape instead, which reads back
+as it was (docs/agent.md).
 """
 
 from __future__ import annotations
@@ -72,3 +73,13 @@ def model_json(model: BaseModel) -> str:
     except PydanticSerializationError:
         data = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return json.dumps(encodable_value(data), ensure_ascii=False, separators=(",", ":"))
+
+
+def json_line(message: Any) -> str:
+    """``message`` (JSON data) as one line of compact JSON in ASCII, each lone surrogate as
+    U+FFFD: its escape (``\\ud800``) is JSON that strict readers (serde_json, pydantic) refuse."""
+    text = json.dumps(message, separators=(",", ":"))
+    # Only then a surrogate's escape: one of a pair (an emoji) or a lone one.
+    if "\\ud" not in text:
+        return text
+    return json.dumps(encodable_value(message), separators=(",", ":"))
