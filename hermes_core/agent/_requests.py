@@ -49,7 +49,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import astuple, dataclass, fields, is_dataclass, replace
 from typing import Any, Final
 
-from hermes_core._encodable import encodable_value, escapes_surrogate
+from hermes_core._encodable import encodable, encodable_value, escapes_surrogate
 from hermes_core._redaction import redact_text, shown_url
 from hermes_core.agent._events import Retrying
 from hermes_core.agent._http_errors import http_model_error, transport_errors
@@ -164,6 +164,8 @@ def encodable_request(request: ModelRequest) -> ModelRequest:
 
 
 def _encodable_data(value: Any) -> Any:
+    if isinstance(value, Message) and _plain(value):
+        return value  # most messages, at every request: no walk of their fields
     if isinstance(value, tuple):
         items = tuple(_encodable_data(item) for item in value)
         return value if all(new is old for new, old in zip(items, value, strict=True)) else items
@@ -180,6 +182,12 @@ def _encodable_data(value: Any) -> Any:
         if arguments is not value.arguments:
             changes["arguments"] = arguments
     return replace(value, **changes) if changes else value
+
+
+def _plain(message: Message) -> bool:
+    texts = (message.content, message.name, message.tool_call_id)
+    nested = message.tool_calls or message.thinking or message.reasoning_details
+    return not nested and all(encodable(text) is text for text in texts)
 
 
 def _encodable_arguments(text: str) -> str:
