@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core._shown",
         "hermes_core._paths",
         "hermes_core._atomic_write",
+        "hermes_core._encodable",
         "hermes_core._private_files",
         "hermes_core._process_groups",
         "hermes_core._captured",

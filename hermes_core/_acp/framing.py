@@ -15,10 +15,10 @@ held whole (the SDK's framing read any line whole past its reader's limit).
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import deque
 from typing import Any, Final
 
+from hermes_core._encodable import json_line
 from hermes_core._jsonrpc_lines import MAX_LINE_BYTES, BoundedLines, LineRefused, read_message
 
 __all__ = ["LineTransport"]
@@ -40,7 +40,7 @@ class LineTransport:
     async def send(self, message: dict[str, Any]) -> None:
         """Write ``message`` as one line."""
         # One write per message: concurrent senders never interleave inside a line.
-        self._writer.write((json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8"))
+        self._writer.write((json_line(message) + "\n").encode("utf-8"))
         await self._writer.drain()
 
     async def receive(self) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ import json
 import os
 from typing import Any, Final
 
+from hermes_core._encodable import json_line
 from hermes_core._jsonrpc_lines import MAX_LINE_BYTES, BoundedLines, LineRefused
 from hermes_core._version import __version__
 
@@ -62,7 +63,7 @@ def read_first_line(fd: int) -> tuple[bytes | LineRefused, bytes]:
 
 def write_message(fd: int, message: dict[str, Any]) -> None:
     """Write ``message`` on ``fd`` as one line."""
-    data = (json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8")
+    data = (json_line(message) + "\n").encode("utf-8")
     while data:
         data = data[os.write(fd, data) :]
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from hermes_core._config import McpServerConfig
+from hermes_core._encodable import encodable_value
 from hermes_core._mcp.results import MCP_ERROR
 from hermes_core._tools import ToolResult
 
@@ -47,12 +48,15 @@ async def call_connected(
             f"the arguments of {tool!r} (MCP server {server!r}) nest more than "
             f"{MAX_ARGUMENTS_DEPTH} levels deep; nothing was sent: send them less deeply nested",
         )
+    # A lone surrogate (a model's "\ud800") the SDK's writer cannot encode: it closed the
+    # connection. Sent as U+FFFD, as to a model.
+    sent = encodable_value(dict(arguments))
     timeout = config.timeout
     # The SDK bounds each request by the timeout; this bounds the whole call (the SDK may send
     # more than one request for it), so the timeout counts the call and nothing else.
     with anyio.move_on_after(timeout):
         try:
-            result = await connection.call_tool(tool, dict(arguments), timeout=timeout)
+            result = await connection.call_tool(tool, sent, timeout=timeout)
         except MCPError as exc:
             return protocol_error_result(
                 server, tool, exc, timeout=timeout, closed=connection.cut_off

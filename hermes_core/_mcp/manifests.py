@@ -108,7 +108,8 @@ def manifest_key(config: McpServerConfig) -> str:
         "headers": dict(config.headers),
     }
     text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(f"{MANIFEST_FORMAT}\n{text}".encode()).hexdigest()
+    # A lone surrogate (an environment value of bytes that are not UTF-8) names the server too.
+    return hashlib.sha256(f"{MANIFEST_FORMAT}\n{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ManifestError(ValueError):

@@ -41,6 +41,7 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from hermes_core._encodable import encodable_value, model_json
 from hermes_core._jsonrpc_lines import MAX_LINE_BYTES
 from hermes_core._mcp.failures import validation_problem
 from hermes_core._mcp.results import UNREADABLE_ANSWER
@@ -268,6 +269,9 @@ class StdioTransport:
         try:
             message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
         except ValueError as exc:
+            lenient = _with_surrogates(line)
+            if lenient is not None:
+                return SessionMessage(lenient)
             shown = line[:200].decode("utf-8", errors="replace")
             self.log.note(f"skipped a line of its output that is not JSON-RPC: {shown!r}")
             return _unreadable_answer(line, exc)
@@ -293,7 +297,7 @@ class StdioTransport:
         try:
             async with from_session:
                 async for item in from_session:
-                    text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    text = model_json(item.message)  # never a lone surrogate: see its module
                     await process.stdin.send((text + "\n").encode())
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             pass
@@ -398,6 +402,24 @@ def _answered_id(line: bytes) -> int | str | None:
     except ValueError:  # a control character, bytes not UTF-8 or an escape JSON lacks (\x)
         return None
     return ident
+
+
+_SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _with_surrogates(line: bytes) -> mcp_types.JSONRPCMessage | None:
+    """The message ``line`` holds when only a lone surrogate's escape (``"\\ud800"``, which the
+    SDK's reader refuses) kept it from being read, each as U+FFFD (``hermes_core/_encodable.py``:
+    the text goes on to a model); ``None`` for any other line."""
+    if _SURROGATE_ESCAPE.search(line) is None:
+        return None
+    try:
+        data = json.loads(line)
+        return mcp_types.jsonrpc_message_adapter.validate_python(
+            encodable_value(data), by_name=False
+        )
+    except (ValueError, RecursionError):
+        return None
 
 
 def _unreadable_answer(line: bytes, error: ValueError) -> SessionMessage | None:

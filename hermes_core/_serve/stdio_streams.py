@@ -46,6 +46,7 @@ from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp.shared.message import SessionMessage
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from hermes_core._encodable import model_json
 from hermes_core._jsonrpc_lines import (
     INVALID_REQUEST,
     MAX_LINE_BYTES,
@@ -396,7 +397,7 @@ async def _write(
             if gone or routed == []:
                 continue  # the client closed its end (what is left is dropped), or held
             if routed is None:
-                text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+                text = _dumped(item.message)
             else:
                 text = "[" + ",".join(_dumped(answer) for answer in routed) + "]"
             try:
@@ -406,7 +407,8 @@ async def _write(
 
 
 def _dumped(message: mcp_types.JSONRPCMessage) -> str:
-    return message.model_dump_json(by_alias=True, exclude_unset=True)
+    # A lone surrogate (a file name that is not UTF-8) is sent as U+FFFD: the server died.
+    return model_json(message)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
 from hermes_core._atomic_write import write_atomically
+from hermes_core._encodable import encodable
 from hermes_core._private_files import private_dir
 from hermes_core._shown import as_shown, printable
 from hermes_core._tls import tls_context
@@ -107,7 +108,9 @@ async def run_job(
         # again, before a model run whose answer would have nowhere to go.
         check_delivery(job.delivery, quoted=False)
         finished = await _converse(host, agent, job)
-        text = "" if finished is None else _encodable(finished.text)
+        # A lone surrogate (a model's JSON may hold "\ud800") in no UTF-8 file, terminal or
+        # SQLite text: the answer cost a run.
+        text = "" if finished is None else encodable(finished.text)
         if finished is None or not finished.complete:
             stop = "no answer" if finished is None else f"{finished.stop}: {finished.detail}"
             detail = f"the run ended without an answer ({stop}){_own_model(job, finished)}"
@@ -133,15 +136,6 @@ def _own_model(job: CronJob, finished: Finished | None) -> str:
         f"; this job asks its own model {job.model!r}, not model.model: to change it, "
         f"hermes cron edit {printable(job.id)} --model NAME (--model -: model.model)"
     )
-
-
-def _encodable(text: str) -> str:
-    """``text`` with each lone surrogate (a model's JSON may hold ``"\\ud800"``) replaced by
-    U+FFFD, a pair written as two halves joined: no UTF-8 file, terminal or SQLite text can
-    hold a lone one, and the answer cost a run."""
-    if text.isascii():
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 @asynccontextmanager

@@ -31,16 +31,25 @@ words, :data:`NO_OUTPUT`, for every provider: Gemini's OpenAI-compatible endpoin
 some vLLM chat templates refuse a message of empty text ("Unable to submit request because it
 has an empty text parameter"), and the result would be sent back, and refused, with every later
 request.
+
+And the one place where a request's text is made text UTF-8 can hold, for every provider and
+every part of it (:func:`encodable_request`): a lone surrogate (undecodable bytes in a prompt,
+a JSON ``"\\ud800"`` in an MCP server's result or a model's arguments, a memory entry, a file
+name) is sent as U+FFFD (``hermes_core/_encodable.py``), where the SDKs raised
+``UnicodeEncodeError`` and the request failed; the conversation and its transcript keep the text
+as it was.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import astuple, dataclass, replace
+from dataclasses import astuple, dataclass, fields, is_dataclass, replace
 from typing import Any, Final
 
+from hermes_core._encodable import encodable, encodable_value, escapes_surrogate
 from hermes_core._redaction import redact_text, shown_url
 from hermes_core.agent._events import Retrying
 from hermes_core.agent._http_errors import http_model_error, transport_errors
@@ -51,6 +60,7 @@ from hermes_core.agent._wire import (
     ModelEvent,
     ModelProvider,
     ModelRequest,
+    ModelToolCall,
     ModelTurn,
     TextDelta,
     ThinkingDelta,
@@ -145,6 +155,51 @@ def alternating(messages: Sequence[Message]) -> tuple[Message, ...]:
     return tuple(joined)
 
 
+def encodable_request(request: ModelRequest) -> ModelRequest:
+    """``request`` with each lone surrogate of its text sent as U+FFFD (see the module): the
+    system prompt, the tools, each message's text, names and ids, and a call's arguments,
+    whose JSON text may hold ``\\ud800``; ``request`` itself when it holds none."""
+    encoded: ModelRequest = _encodable_data(request)
+    return encoded
+
+
+def _encodable_data(value: Any) -> Any:
+    if isinstance(value, Message) and _plain(value):
+        return value  # most messages, at every request: no walk of their fields
+    if isinstance(value, tuple):
+        items = tuple(_encodable_data(item) for item in value)
+        return value if all(new is old for new, old in zip(items, value, strict=True)) else items
+    if not is_dataclass(value) or isinstance(value, type):
+        return encodable_value(value)
+    changes = {}
+    for part in fields(value):
+        old = getattr(value, part.name)
+        new = _encodable_data(old)
+        if new is not old:
+            changes[part.name] = new
+    if isinstance(value, ModelToolCall) and escapes_surrogate(value.arguments):
+        arguments = _encodable_arguments(value.arguments)
+        if arguments is not value.arguments:
+            changes["arguments"] = arguments
+    return replace(value, **changes) if changes else value
+
+
+def _plain(message: Message) -> bool:
+    texts = (message.content, message.name, message.tool_call_id)
+    nested = message.tool_calls or message.thinking or message.reasoning_details
+    return not nested and all(encodable(text) is text for text in texts)
+
+
+def _encodable_arguments(text: str) -> str:
+    # Sent as written (the OpenAI wire), or parsed (Anthropic's ``input``): both then UTF-8.
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    encoded = encodable_value(value)
+    return text if encoded is value else json.dumps(encoded, ensure_ascii=False)
+
+
 def _retrieved(task: asyncio.Future[Any]) -> None:
     """Take an abandoned task's outcome, so asyncio does not log it as never retrieved."""
     if not task.cancelled():
@@ -166,8 +221,9 @@ async def request_events(
     stopped or out of time, and the provider's :class:`ModelError` when retrying cannot help,
     or one naming the provider ``name`` (``model.provider``) and ``base_url``
     (``model.base_url``, when set) for a stream that fails otherwise or ends without a
-    :class:`ModelTurn`."""
+    :class:`ModelTurn`. Its text is sent UTF-8 can hold: :func:`encodable_request`."""
     request = replace(request, messages=alternating(worded_results(request.messages)))
+    request = encodable_request(request)
     # One waiter on the stop event for the whole request, not one per streamed chunk.
     stopper = asyncio.ensure_future(stop.wait())
     named = name or getattr(provider, "name", None) or type(provider).__name__

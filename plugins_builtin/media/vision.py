@@ -114,9 +114,8 @@ def build_vision_tool(entry: MediaEntry) -> Tool:
         except (MediaRefused, FetchError, OSError) as exc:
             return ToolResult.error("TOOL_ERROR", f"vision_analyze: {exc}")
         try:
-            # A lone surrogate (JSON allows one) cannot go in a request as UTF-8: "?", as
-            # image_generate draws it and text_to_speech says it.
-            asked = question.encode("utf-8", "replace").decode("utf-8").strip() or DEFAULT_QUESTION
+            # A lone surrogate is sent as U+FFFD, as in every model request.
+            asked = question.strip() or DEFAULT_QUESTION
             answer = await model.look(part, asked, max_tokens=entry.vision_max_tokens)
         except ModelError as exc:
             return ToolResult.error("TOOL_ERROR", f"vision_analyze: the model failed: {exc}")

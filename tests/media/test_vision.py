@@ -240,10 +240,11 @@ def test_an_image_url_past_image_fetch_timeout_names_the_setting(
     assert answer.endswith(" within 0.5 s (plugins.entries.media.image_fetch_timeout)"), answer
 
 
-def test_a_lone_surrogate_in_the_question_is_asked_as_a_question_mark(
+def test_a_lone_surrogate_in_the_question_is_asked_as_a_replacement_character(
     hermes_env: Environment, tmp_path: Path
 ) -> None:
-    # As image_generate draws it and text_to_speech says it: no request carries one as UTF-8.
+    # As every model request sends one (hermes_core/agent/_requests.py): no request carries one
+    # as UTF-8.
     (tmp_path / "chart.png").write_bytes(CHART)
     arguments = {"image": "chart.png", "question": "what \ud800 is it?"}
     with FakeModelServer(responder=vision_script(arguments, "A red rectangle.")) as server:
@@ -254,5 +255,5 @@ def test_a_lone_surrogate_in_the_question_is_asked_as_a_question_mark(
             host.close()
         requests = server.requests
     [seen] = [r for r in requests if r.images]
-    assert "what ? is it?" in json.dumps(seen.messages)
+    assert "what \ufffd is it?" in json.dumps(seen.messages, ensure_ascii=False)
     assert "A red rectangle." in json.dumps(requests[-1].messages)

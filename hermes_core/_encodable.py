@@ -1,0 +1,85 @@
+"""The one rule for text UTF-8 cannot hold, where it leaves the process for a peer: each lone
+surrogate becomes U+FFFD.
+
+A Python ``str`` may hold a lone surrogate (U+D800..U+DFFF alone): undecodable bytes read with
+``surrogateescape`` (a prompt in argv, a file name on Linux, an environment variable), a JSON
+``"\\ud800"`` (an MCP server's result, a model's own arguments). No UTF-8 request body can hold
+one: the SDKs and HTTP libraries raise ``UnicodeEncodeError`` and the whole request fails. So the
+model request (:func:`hermes_core.agent._requests.request_events`, for every provider) and an MCP
+tool call's arguments are made :func:`encodable` first, and so is a JSON-RPC message that
+pydantic cannot write (:func:`model_json`: ``hermes serve``'s answers, hermes' own to a stdio
+MCP server) and what ``hermes acp`` writes (:func:`json_line`). What hermes writes for itself
+(the transcript, the activity log) keeps the text as its JSON escape instead, which reads back
+as it was (docs/agent.md).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+_LONE: Final = re.compile("[\ud800-\udfff]")
+_ESCAPED: Final = re.compile(r"\\u[dD][89a-fA-F]")
+"""A JSON escape of a surrogate (``\\ud800``), in JSON text."""
+
+
+def encodable(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (the two halves of a pair written
+    apart joined into their character)."""
+    if text.isascii() or _LONE.search(text) is None:
+        return text  # the same object: a caller can tell nothing changed
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def encodable_value(value: Any) -> Any:
+    """``value`` (JSON data: dicts, lists, strings...) with :func:`encodable` strings and keys;
+    ``value`` itself when it holds no string to change."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, dict):
+        items = [(encodable_value(k), encodable_value(v)) for k, v in value.items()]
+        if all(
+            k is old_k and v is old_v
+            for (k, v), (old_k, old_v) in zip(items, value.items(), strict=True)
+        ):
+            return value
+        return dict(items)
+    if isinstance(value, (list, tuple)):
+        changed = [encodable_value(item) for item in value]
+        if all(new is old for new, old in zip(changed, value, strict=True)):
+            return value
+        return type(value)(changed)
+    return value
+
+
+def escapes_surrogate(text: str) -> bool:
+    """Whether the JSON text ``text`` may hold a surrogate's escape (``\\ud800``), which parses
+    to a lone surrogate."""
+    return "\\u" in text and _ESCAPED.search(text) is not None
+
+
+def model_json(model: BaseModel) -> str:
+    """The JSON-RPC message ``model`` as one line of JSON (by alias, set fields only), as
+    pydantic writes it, or with each lone surrogate as U+FFFD where pydantic cannot (a JSON-RPC
+    writer that raised there lost its connection)."""
+    from pydantic_core import PydanticSerializationError
+
+    try:
+        return model.model_dump_json(by_alias=True, exclude_unset=True)
+    except PydanticSerializationError:
+        data = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return json.dumps(encodable_value(data), ensure_ascii=False, separators=(",", ":"))
+
+
+def json_line(message: Any) -> str:
+    """``message`` (JSON data) as one line of compact JSON in ASCII, each lone surrogate as
+    U+FFFD: its escape (``\\ud800``) is JSON that strict readers (serde_json, pydantic) refuse."""
+    text = json.dumps(message, separators=(",", ":"))
+    # Only then a surrogate's escape: one of a pair (an emoji) or a lone one.
+    if "\\ud" not in text:
+        return text
+    return json.dumps(encodable_value(message), separators=(",", ":"))
