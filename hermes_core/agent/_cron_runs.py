@@ -145,7 +145,10 @@ async def leases_renewed(jobs: CronJobs, owner: str, lease: float) -> AsyncItera
     async def renew() -> None:
         while True:
             await asyncio.sleep(lease / 3)
-            jobs.renew(owner, lease)
+            # A store locked past the wait (the daemon's loop says it): tried again a third
+            # of the lease later, rather than never again while the runs go on.
+            with contextlib.suppress(JobError):
+                jobs.renew(owner, lease)
 
     task = asyncio.create_task(renew())
     try:
