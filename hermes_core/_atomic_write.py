@@ -13,6 +13,7 @@ import os
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -37,19 +38,20 @@ def write_atomically(path: Path, text: str, *, mode: int | None = None) -> None:
 
 
 @contextlib.contextmanager
-def held_exclusively(lock: Path) -> Iterator[None]:
+def held_exclusively(lock: Path, wait: float | None = None) -> Iterator[None]:
     """Hold an exclusive lock on the file ``lock`` for the block (made private, with its
     directory, when missing): how the processes of one user take turns at reading what a store
     holds and writing it back changed, so that neither writes over what the other just wrote.
     The kernel drops the lock when the process dies. Without ``fcntl`` (Windows) the block runs
-    without it."""
+    without it. With ``wait``, another process holding it past ``wait`` seconds (one stopped,
+    or hung) is a :class:`TimeoutError` naming ``lock``, not a wait for ever."""
     if sys.platform == "win32":
         yield
         return
     make_private_dir(lock.parent)
     handle = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        _lock(handle, lock, wait)
         try:
             yield
         finally:
@@ -58,6 +60,25 @@ def held_exclusively(lock: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
     finally:
         os.close(handle)
+
+
+def _lock(handle: int, lock: Path, wait: float | None) -> None:
+    if wait is None:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        return
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise TimeoutError(
+                    f"{lock} is locked by another process (still after {wait:g} s): try again; "
+                    "if it stays locked, stop the process that holds it (a stopped or stuck "
+                    "hermes)"
+                ) from None
+            time.sleep(0.05)
 
 
 def write_bytes_atomically(

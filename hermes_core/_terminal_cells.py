@@ -70,10 +70,13 @@ def joins(text: Sequence[str], at: int) -> bool:
     if kind in _JOINING:
         return True
     if text[at - 1] == _JOINER_CHAR:
-        base = at - 1
-        while base > 0 and joins(text, base):
+        # Back over the joiner and marks only to the character they follow: asking whether
+        # each emoji before joins too recursed once per emoji of a chain and took time
+        # doubling with every two.
+        base = at - 2
+        while base > 0 and _kind(text[base]) in _JOINING:
             base -= 1
-        return kind in _PICTOGRAPHS and _kind(text[base]) in _PICTOGRAPHS
+        return kind in _PICTOGRAPHS and base >= 0 and _kind(text[base]) in _PICTOGRAPHS
     if kind == _REGIONAL:
         run = 0
         while at - run - 1 >= 0 and _kind(text[at - run - 1]) == _REGIONAL:

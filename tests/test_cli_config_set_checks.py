@@ -286,3 +286,26 @@ def test_disabling_a_plugin_nothing_selects_is_done(cli: HermesCli) -> None:
 
     assert done.stdout.startswith("disabled todo in ")
     assert cli.run("config", "validate").stdout.startswith("ok: ")
+
+
+def test_set_that_moves_a_plugin_settings_problem_already_there_warns_and_writes(
+    cli: HermesCli,
+) -> None:
+    """A plugin's settings problem names its line in the middle of its words (``plugin 'web':
+    FILE:6: ...``): an edit adding a line above it moved that line, and the problem the file
+    had already was refused as new, so no ``set`` above it could go through."""
+    path = cli.config
+    path.write_text(
+        "model:\n  model: x\nplugins:\n  entries:\n    web:\n      max_results: lots\n",
+        encoding="utf-8",
+    )
+
+    moved = cli.run("config", "set", "model.timeout", "30")
+
+    assert moved.stdout.startswith("model.timeout = 30")
+    assert f"hermes: warning: plugin 'web': {path}:7: plugins.entries.web.max_results" in (
+        moved.stderr
+    )
+    assert "(in the file already)" in moved.stderr
+    assert "hermes: error:" not in moved.stderr
+    assert "  timeout: 30\n" in path.read_text(encoding="utf-8")

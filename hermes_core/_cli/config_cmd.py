@@ -249,12 +249,11 @@ def _disabling(
 
 
 def _unplaced(problem: str, env: Environment) -> str:
-    """``problem`` without the ``FILE:LINE: `` it starts with: an edit moves lines."""
-    prefix = f"{env.config_path}:"
-    if not problem.startswith(prefix):
-        return problem
-    line, _, rest = problem[len(prefix) :].partition(": ")
-    return rest if line.isdigit() else problem
+    """``problem`` without the file's ``FILE:LINE`` wherever it is (first, or in the middle, as
+    in a plugin's settings problem: ``plugin 'web': FILE:6: ...``): an edit moves lines."""
+    import re
+
+    return re.sub(rf"{re.escape(str(env.config_path))}:\d+(?=: )", "FILE", problem)
 
 
 def _tool_providers(config: Config, host: Host) -> list[tuple[SelectableKind, str]]:

@@ -181,6 +181,10 @@ class _Provider(OAuthClientProvider):
         turn = AsyncExitStack()
         try:
             await turn.enter_async_context(self.store.turn())
+        except TimeoutError:
+            # Another process holds it (stopped, or hung): a refresh now could use up the
+            # refresh token it holds, and could not be saved; the request fails saying so.
+            raise
         except OSError as exc:  # the save says it too; the refresh goes on without the turn
             log.warning("MCP server %r: the sign-in file cannot be locked: %s", self.server, exc)
             return

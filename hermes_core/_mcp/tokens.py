@@ -45,6 +45,11 @@ log = logging.getLogger("hermes_core._mcp")
 
 TOKENS_DIR = "mcp-auth"
 
+LOCK_WAIT = 20.0
+"""How long (seconds) a refresh or a save waits for another process's lock of a sign-in file
+(a refresh holds it for its exchange, well under a second): a process stopped or hung holding
+it makes it a one-line error, within a server's default ``connect_timeout``."""
+
 
 def token_path(env: Environment, server: str) -> Path:
     """Where the sign-in of ``server`` is kept: ``$HERMES_HOME/mcp-auth/NAME.json``, in the
@@ -198,7 +203,7 @@ class TokenFile:
         ever."""
         if self._lock in _TURNS:
             return contextlib.nullcontext()
-        return held_exclusively(self._lock)
+        return held_exclusively(self._lock, LOCK_WAIT)
 
     def _write(self, record: dict[str, Any]) -> None:
         record["url"] = self.url
@@ -275,7 +280,7 @@ class TokenFile:
             yield
 
     def _take_turn(self, held: contextlib.ExitStack) -> None:
-        held.enter_context(held_exclusively(self._lock))
+        held.enter_context(held_exclusively(self._lock, LOCK_WAIT))
         # Noted in the thread that took it: a save in the event loop meanwhile must not wait
         # for a lock this process holds, while the turn waits for the loop.
         _TURNS.add(self._lock)

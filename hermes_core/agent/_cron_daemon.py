@@ -28,6 +28,7 @@ from hermes_core._shown import as_shown, printable
 from hermes_core.agent._cron_lease import owner_name
 from hermes_core.agent._cron_rows import CronJob, CronRun
 from hermes_core.agent._cron_runs import TAKEN_BACK, leases_renewed, run_job
+from hermes_core.agent._cron_schedule import JobError
 from hermes_core.agent._cron_store import CronJobs
 
 if TYPE_CHECKING:
@@ -71,18 +72,27 @@ class CronDaemon:
         async with leases_renewed(self.jobs, self.owner, self.lease, held=held, lost=self._lost):
             try:
                 while not self._stopping.is_set():
-                    for job, run in self.jobs.claim_due(self.owner, self.lease, now=self.clock()):
-                        self.say(f"job {job.id} ({printable(job.name)}) run {run.id}: started")
-                        task = asyncio.create_task(self._run(job, run))
-                        self._running[run.id] = task
+                    try:
+                        self._start_due()
+                        wait = self._wait()
+                    except JobError as exc:
+                        # Locked by another process, or its disk full: the runs under way go
+                        # on; stopping would cut them short for what may pass.
+                        self.say(f"{exc}; looking again in {self.poll:g} s")
+                        wait = self.poll
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._wake.wait(), self._wait())
+                        await asyncio.wait_for(self._wake.wait(), wait)
                     self._wake.clear()
             finally:
                 for task in list(self._running.values()):
                     task.cancel()
                 await asyncio.gather(*self._running.values(), return_exceptions=True)
                 self.say("stopped")
+
+    def _start_due(self) -> None:
+        for job, run in self.jobs.claim_due(self.owner, self.lease, now=self.clock()):
+            self.say(f"job {job.id} ({printable(job.name)}) run {run.id}: started")
+            self._running[run.id] = asyncio.create_task(self._run(job, run))
 
     def _wait(self) -> float:
         """Seconds until the next look: the next due job's time, at most ``poll``."""

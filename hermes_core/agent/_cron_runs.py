@@ -155,7 +155,12 @@ async def leases_renewed(
     async def renew() -> None:
         while True:
             await asyncio.sleep(lease / 3)
-            taken = jobs.renew(owner, lease, held=held())
+            # A store locked past the wait (the daemon's loop says it): tried again a third
+            # of the lease later, rather than never again while the runs go on.
+            try:
+                taken = jobs.renew(owner, lease, held=held())
+            except JobError:
+                continue
             if taken and lost is not None:
                 lost(taken)
 

@@ -94,7 +94,7 @@ def _cron_next(expression: str, after: float, field: str = "schedule") -> float:
         datetime.fromtimestamp(after, zone) if zone else datetime.fromtimestamp(after).astimezone()
     )
     try:
-        following = croniter(expression, start)
+        following = croniter(_for_croniter(expression), start)
         moment = float(following.get_next(float))
         # Autumn's repeated hour: a time of a set hour runs once; one of every hour, each hour.
         repeated = not expression.split()[1].startswith("*")
@@ -103,6 +103,26 @@ def _cron_next(expression: str, after: float, field: str = "schedule") -> float:
     except CroniterBadDateError:
         raise JobError(field, f"{expression!r} never comes: no date matches it") from None
     return moment
+
+
+_RANGE: Final = re.compile(r"(\w+)-(\w+)(/\d+)?")
+
+
+def _for_croniter(expression: str) -> str:
+    """``expression`` with each range of one value (``5-5``, ``mon-MON``, ``3-3/2``) written as
+    that value: croniter reads such a range as ``*`` (``0 9 * * 1-1`` every day)."""
+
+    def item(text: str) -> str:
+        match = _RANGE.fullmatch(text)
+        if match is None:
+            return text
+        low, high = match.group(1), match.group(2)
+        same = low.lower() == high.lower() or (
+            low.isdigit() and high.isdigit() and int(low) == int(high)
+        )
+        return low if same else text
+
+    return " ".join(",".join(map(item, field.split(","))) for field in expression.split())
 
 
 def _wall(moment: float, zone: tzinfo | None) -> datetime:

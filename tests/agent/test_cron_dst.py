@@ -123,3 +123,21 @@ def test_a_tz_naming_a_zone_file_by_its_path_keeps_the_hour_too(
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+@pytest.mark.parametrize(
+    ("schedule", "expected"),
+    [
+        ("0 5-5 * * *", ["2027-01-03T05:00:00+01:00", "2027-01-04T05:00:00+01:00"]),
+        ("0 9 * * 1-1", ["2027-01-04T09:00:00+01:00", "2027-01-11T09:00:00+01:00"]),
+        ("0 9 * * mon-MON", ["2027-01-04T09:00:00+01:00", "2027-01-11T09:00:00+01:00"]),
+        ("0 9 3-3/2 * *", ["2027-01-03T09:00:00+01:00", "2027-02-03T09:00:00+01:00"]),
+        ("0 9 1,5-5 * *", ["2027-01-05T09:00:00+01:00", "2027-02-01T09:00:00+01:00"]),
+    ],
+)
+def test_a_range_of_one_value_is_that_value(
+    berlin: None, tmp_path: Path, schedule: str, expected: list[str]
+) -> None:
+    """croniter reads a range whose ends are one value (``5-5``) as ``*``: ``0 9 * * 1-1``
+    ran every day, ``0 5-5 * * *`` every hour, with no word said."""
+    assert runs(CronJobs(tmp_path), schedule, "2027-01-02T10:00:00+01:00", 2) == expected

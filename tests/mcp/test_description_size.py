@@ -36,9 +36,11 @@ def cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli
     return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
 
 
-def _configure(cli: InProcessCli, tmp: Path, **config: Any) -> None:
+def _configure(
+    cli: InProcessCli, tmp: Path, listed: list[dict[str, Any]] = TOOLS, **config: Any
+) -> None:
     listing = tmp / "listing.json"
-    listing.write_text(json.dumps(TOOLS), encoding="utf-8")
+    listing.write_text(json.dumps(listed), encoding="utf-8")
     server = {"command": sys.executable, "args": [str(BADTOOLS), str(listing)]}
     cli.config.write_text(json.dumps({"mcp_servers": {"big": server}, **config}), "utf-8")
 
@@ -103,3 +105,29 @@ def test_a_core_tool_of_a_3_mb_description_is_sent_shortened_and_still_called(
         assert len(json.dumps(request.body)) < 100_000
     assert "called wordy" in json.dumps(requests[1].body)
     _one_length_warning(done.stderr)
+
+
+def test_tool_describe_of_one_endless_emoji_sequence_shortens_it_and_warns_once(
+    cli: InProcessCli, tmp_path: Path
+) -> None:
+    """20,000 characters that are one emoji sequence (a man joined to a man, on and on): the
+    cut looked for the sequence's start by recursing once per emoji, so the listing's screen
+    failed with a RecursionError (a traceback logged, the description passed on whole) and
+    ``tool_from_spec`` raised it; a shorter chain took time doubling with every two emoji."""
+    chain = "\U0001f468\u200d" * 10_000
+    listed = [{"name": "wordy", "description": chain, "inputSchema": SMALL}]
+    _configure(cli, tmp_path, listed)
+
+    done = cli.subprocess_run("tools", "describe", "--json", "mcp__big__wordy")
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    assert "RecursionError" not in done.stderr
+    described = json.loads(done.stdout)["tools"]["mcp__big__wordy"]["description"]
+    assert MAX_DESCRIPTION_CHARACTERS - 200 < len(described) <= MAX_DESCRIPTION_CHARACTERS
+    body, _, note = described.rpartition("...")
+    assert chain.startswith(body)
+    assert f"of {len(chain):,})" in note
+    warned = [line for line in done.stderr.splitlines() if "'wordy'" in line]
+    assert len(warned) == 1, done.stderr[-3000:]
+    assert "shortened" in warned[0]

@@ -507,3 +507,33 @@ def test_an_access_token_revoked_by_another_process_refresh_is_replaced_by_the_s
     finally:
         holder.close()
     assert len(_opened(cli)) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_refresh_while_a_stuck_process_holds_the_sign_in_file_fails_in_one_line(
+    tmp_path: Path, oauth_server: Callable[..., str]
+) -> None:
+    # A hermes stopped (Ctrl-Z) or hung in its turn at refreshing keeps the file's lock: the
+    # next process waited for it for ever, past its connect_timeout and Ctrl-C, saying only
+    # that the server did not answer.
+    cli = _cli(tmp_path, oauth_server())
+    cli.config.write_text(
+        cli.config.read_text(encoding="utf-8").replace(
+            "connect_timeout: 30", "connect_timeout: 60"
+        ),
+        encoding="utf-8",
+    )
+    cli.run("mcp", "login", "sec", env=_browser(cli))
+    _expire_stored(cli)
+    before = _tokens(cli)
+    lock = _token_file(cli).with_name(".sec.json.lock")
+
+    with held_exclusively(lock):
+        calling = cli.run("tools", "call", TOOL, "{}", "--yes", ok=False, timeout=90)
+
+    assert calling.returncode == 1, calling.stderr
+    assert f"{lock} is locked by another process (still after 20 s)" in calling.stderr
+    assert "stop the process that holds it" in calling.stderr
+    assert _tokens(cli) == before  # no refresh sent that could not be saved
+    assert len(_opened(cli)) == 1
