@@ -44,10 +44,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
+import weakref
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import astuple, dataclass, fields, is_dataclass, replace
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from hermes_core._encodable import encodable, encodable_value, escapes_surrogate
 from hermes_core._redaction import redact_text, shown_url
@@ -66,6 +68,8 @@ from hermes_core.agent._wire import (
     ThinkingDelta,
     Usage,
 )
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -159,8 +163,42 @@ def encodable_request(request: ModelRequest) -> ModelRequest:
     """``request`` with each lone surrogate of its text sent as U+FFFD (see the module): the
     system prompt, the tools, each message's text, names and ids, and a call's arguments,
     whose JSON text may hold ``\\ud800``; ``request`` itself when it holds none."""
-    encoded: ModelRequest = _encodable_data(request)
-    return encoded
+    tools = _each_once(request.tools)
+    messages = _each_once(request.messages)
+    model, system = encodable(request.model), encodable(request.system)
+    given = (request.model, request.system, request.tools, request.messages)
+    if all(new is old for new, old in zip((model, system, tools, messages), given, strict=True)):
+        return request
+    return replace(request, model=model, system=system, tools=tools, messages=messages)
+
+
+_JUDGED: dict[int, tuple[weakref.ref[Any], Any]] = {}
+"""What each tool and message (by identity, while it lives) is sent as: a conversation sends
+its history and tools again at every request, and walking a tool's schema each time cost
+about 0.6 ms of every tool call (benchmarks/agent.py)."""
+
+
+def _each_once(items: tuple[_T, ...]) -> tuple[_T, ...]:
+    """``items``, each :func:`_encodable_data`, judged once while it lives."""
+    sent = []
+    for item in items:
+        known = _JUDGED.get(id(item))
+        if known is None or known[0]() is not item:
+            key = id(item)
+            encoded = _encodable_data(item)
+            # The entry goes with its item: nothing held past it, no id taken for another.
+            gone = weakref.ref(item, functools.partial(_forget, key))
+            known = (gone, _SAME if encoded is item else encoded)
+            _JUDGED[key] = known
+        sent.append(item if known[1] is _SAME else known[1])
+    return items if all(new is old for new, old in zip(sent, items, strict=True)) else tuple(sent)
+
+
+_SAME: Final = object()
+
+
+def _forget(key: int, _gone: object) -> None:
+    _JUDGED.pop(key, None)
 
 
 def _encodable_data(value: Any) -> Any:

@@ -86,3 +86,19 @@ def test_a_surrogate_pair_written_apart_is_its_character_and_details_are_encodab
     (sent,) = encodable_request(ModelRequest("m", "", (message,))).messages
     assert sent.reasoning_details[0].to_json() == {"type": "reasoning.text", "text": "\ufffd"}
     assert encodable_value({"k" + HALF: [1, None, HALF]}) == {"k\ufffd": [1, None, "\ufffd"]}
+
+
+def test_the_same_tools_and_messages_sent_again_are_encoded_again_and_new_ones_judged() -> None:
+    # Each tool and message is judged once for all the requests that send it again (a
+    # conversation resends its history and tools at every request): the second request of the
+    # same objects is encoded as the first, and a new object is judged on its own.
+    first = encodable_request(_request())
+    again = encodable_request(_request())  # new request, the same TOOL object
+    assert again.tools == first.tools
+    assert again.tools[0].name == "look\ufffd"
+    kept = Message("assistant", "fine", tool_calls=(ModelToolCall("c", "look", "{}"),))
+    request = ModelRequest("m", "", (kept,), tools=(TOOL,))
+    for _ in range(2):
+        sent = encodable_request(request)
+        assert sent.messages[0] is kept
+        assert sent.tools[0].description == "Look at \ufffd"
