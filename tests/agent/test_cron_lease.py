@@ -302,8 +302,12 @@ def test_a_lease_held_in_another_pid_namespace_of_the_same_host_name_keeps_the_t
     home, pid = str(jobs.path.parent.parent), 1 if pid_here == "another process" else free_pid()
     script = f'echo {pid - 1} > /proc/sys/kernel/ns_last_pid; "$@"' if pid > 1 else 'exec "$@"'
     command = [sys.executable, "-c", HOLDER, home, str(T0)]
+    # As root, a pid namespace of its own; otherwise inside a user namespace of its own, where
+    # the test is root enough to make one.
+    user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
     unshare = [
         "unshare",
+        *user,
         "--pid",
         "--fork",
         "--kill-child",
@@ -317,7 +321,14 @@ def test_a_lease_held_in_another_pid_namespace_of_the_same_host_name_keeps_the_t
     with subprocess.Popen(unshare, stdout=subprocess.PIPE) as holder:
         try:
             assert holder.stdout is not None
-            assert holder.stdout.readline().decode().strip() == here(pid)
+            said = holder.stdout.readline().decode().strip()
+            if not said and holder.wait() != 0:
+                pytest.fail(
+                    "`unshare --pid --fork --mount-proc` could not make a pid namespace: run the "
+                    "tests as root, or allow unprivileged user namespaces "
+                    "(sysctl kernel.unprivileged_userns_clone=1); util-linux provides unshare"
+                )
+            assert said == here(pid)
 
             assert jobs.recover(now=T0 + 61) == []  # alive there, its lease far from running out
             assert [r.status for r in jobs.runs()] == ["running"]
