@@ -1,14 +1,17 @@
 """Who holds a cron run's lease, and when it is over (:func:`lease_over`).
 
 A lease names its holder ``host:pid`` (:func:`owner_name`) and, on Linux, that process's start
-(:func:`process_start`: the boot's id and ``/proc/PID/stat``'s field 22, its start in clock
-ticks since boot). On the holder's own machine a lease with a start is over only when that
-process is gone: its pid runs no more, or runs another process (started at another time, or
-after a reboot). Expired or not: a daemon asleep (a laptop's lid shut, a SIGSTOP, the clock
-put forward) renews when it wakes, and taking its run back then would run the job twice. A
+(:func:`process_start`: the boot's id, its pid namespace and ``/proc/PID/stat``'s field 22, its
+start in clock ticks since boot). On the holder's own machine and in its pid namespace a lease
+with a start is over only when that process is gone: its pid runs no more, or runs another
+process (started at another time, or after a reboot). Expired or not: a daemon asleep (a
+laptop's lid shut, a SIGSTOP, the clock put forward) renews when it wakes, and taking its run
+back then would run the job twice. A
 lease of another machine, one without a start (written by an older hermes, or on a system
-without ``/proc``: there a pid cannot be told from its reuse) and a damaged one are over
-when the pid is gone on this machine or the lease ran out unrenewed, as before.
+without ``/proc``: there a pid cannot be told from its reuse), one of another pid namespace
+under the same host name (a container sharing the host's name and the home: its pid here is
+another process) and a damaged one are over when the pid is gone on this machine or the lease
+ran out unrenewed, as before.
 """
 
 from __future__ import annotations
@@ -30,18 +33,28 @@ def owner_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def process_start(pid: int) -> str | None:
-    """``<boot id>:<start in clock ticks>`` of the running process ``pid`` (``None``: none
-    runs, it is a zombie, or this system has no ``/proc`` to say)."""
+def _pid_space() -> str | None:
+    """``<boot id>:<pid namespace>`` of this process: where its pids name processes (``None``:
+    this system has no ``/proc`` to say)."""
     try:
         boot = (_PROC / "sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
+        return f"{boot}:{os.readlink(_PROC / 'self/ns/pid')}"
+    except OSError:
+        return None
+
+
+def process_start(pid: int) -> str | None:
+    """``<boot id>:<pid namespace>:<start in clock ticks>`` of the running process ``pid``
+    (``None``: none runs, it is a zombie, or this system has no ``/proc`` to say)."""
+    space = _pid_space()
+    try:
         stat = (_PROC / str(pid) / "stat").read_text(encoding="ascii", errors="replace")
     except OSError:
         return None
     fields = stat.rpartition(")")[2].split()  # the name before it may hold spaces and ")"
-    if len(fields) < 20 or fields[0] == "Z":  # fields[0] is field 3, the state
+    if space is None or len(fields) < 20 or fields[0] == "Z":  # fields[0] is field 3, the state
         return None
-    return f"{boot}:{fields[19]}"
+    return f"{space}:{fields[19]}"
 
 
 def _local_pid(owner: str) -> int | None:
@@ -73,9 +86,13 @@ def lease_over(row: Any, now: float) -> bool:
     pid = _local_pid(owner)
     if pid is None:
         return lease_ran_out(row, now)
+    started, space = row["lease_start"], _pid_space()
+    if isinstance(started, str) and space is not None and not started.startswith(f"{space}:"):
+        boot = space.partition(":")[0]
+        if started.startswith(f"{boot}:"):  # this boot, another pid namespace: not ours to see
+            return lease_ran_out(row, now)
     if not _runs(pid):
         return True
-    started = row["lease_start"]
-    if not isinstance(started, str):
+    if not isinstance(started, str) or space is None:
         return lease_ran_out(row, now)
     return process_start(pid) != started

@@ -15,6 +15,7 @@ import signal
 import socket
 import sqlite3
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -262,3 +263,90 @@ def test_a_daemon_that_wakes_to_its_run_taken_back_writes_nothing_of_it(
     assert (run.status, run.detail, run.output) == ("failed", "taken back", ""), daemon.lines()
     assert not (hermes_cli.home / "cron" / "output" / job).exists()
     assert jobs.get(job).lease_owner is None
+
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+
+from hermes_core.agent import CronJobs
+from hermes_core.agent._cron_lease import owner_name
+
+jobs = CronJobs(Path(sys.argv[1]))
+jobs.create("every 1m", "Sum up the logs", now=float(sys.argv[2]))
+jobs.claim_due(owner_name(), 3600, now=float(sys.argv[2]) + 60)
+print(owner_name(), flush=True)
+time.sleep(600)
+"""
+
+
+def free_pid() -> int:
+    """A pid no process of this namespace has."""
+    for pid in range(30000, 1000, -1):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return pid
+        except PermissionError:
+            continue
+    raise AssertionError("no free pid below 30000")
+
+
+@pytest.mark.parametrize("pid_here", ["another process", "no process"])
+def test_a_lease_held_in_another_pid_namespace_of_the_same_host_name_keeps_the_time_rule(
+    jobs: CronJobs, pid_here: str
+) -> None:
+    # A container sharing the host's name (docker --network host) and the home: its pids are
+    # not this namespace's, so neither its start nor whether it runs can be checked here;
+    # taking its run back while it runs would run the job twice.
+    home, pid = str(jobs.path.parent.parent), 1 if pid_here == "another process" else free_pid()
+    script = f'echo {pid - 1} > /proc/sys/kernel/ns_last_pid; "$@"' if pid > 1 else 'exec "$@"'
+    command = [sys.executable, "-c", HOLDER, home, str(T0)]
+    # As root, a pid namespace of its own; otherwise inside a user namespace of its own, where
+    # the test is root enough to make one.
+    user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+    unshare = [
+        "unshare",
+        *user,
+        "--pid",
+        "--fork",
+        "--kill-child",
+        "--mount-proc",
+        "sh",
+        "-c",
+        script,
+        "sh",
+        *command,
+    ]
+    with subprocess.Popen(unshare, stdout=subprocess.PIPE) as holder:
+        try:
+            assert holder.stdout is not None
+            said = holder.stdout.readline().decode().strip()
+            if not said and holder.wait() != 0:
+                pytest.fail(
+                    "`unshare --pid --fork --mount-proc` could not make a pid namespace: run the "
+                    "tests as root, or allow unprivileged user namespaces "
+                    "(sysctl kernel.unprivileged_userns_clone=1); util-linux provides unshare"
+                )
+            assert said == here(pid)
+
+            assert jobs.recover(now=T0 + 61) == []  # alive there, its lease far from running out
+            assert [r.status for r in jobs.runs()] == ["running"]
+            (failed,) = jobs.recover(now=T0 + 60 + 3601)  # ran out unrenewed: as elsewhere
+            assert failed.status == "failed"
+        finally:
+            holder.kill()
+
+
+def test_a_lease_of_a_previous_boot_is_over_though_its_pid_runs_again(
+    jobs: CronJobs, sleeper: subprocess.Popen[bytes]
+) -> None:
+    jobs.create("every 1m", "Sum up the logs", now=T0)
+    (_, run), *_ = jobs.claim_due(here(sleeper.pid), 3600, now=T0 + 60)
+    with sqlite3.connect(jobs.path) as db:  # written before this machine's last reboot
+        db.execute("UPDATE jobs SET lease_start = 'a-boot-before:pid:[1]:123'")
+    db.close()
+
+    (failed,) = jobs.recover(now=T0 + 61)  # far from running out: its daemon went with the boot
+
+    assert (failed.id, failed.status) == (run.id, "failed")
