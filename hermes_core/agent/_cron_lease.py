@@ -7,11 +7,11 @@ with a start is over only when that process is gone: its pid runs no more, or ru
 process (started at another time, or after a reboot). Expired or not: a daemon asleep (a
 laptop's lid shut, a SIGSTOP, the clock put forward) renews when it wakes, and taking its run
 back then would run the job twice. A
-lease of another machine, one without a start (written by an older hermes, or on a system
-without ``/proc``: there a pid cannot be told from its reuse), one of another pid namespace
-under the same host name (a container sharing the host's name and the home: its pid here is
-another process) and a damaged one are over when the pid is gone on this machine or the lease
-ran out unrenewed, as before.
+lease of another machine, or of another pid namespace under the same host name (a container
+sharing the host's name and the home: its pid here is another process), is over when it ran
+out unrenewed; one without a start (written by an older hermes, or on a system without
+``/proc``: there a pid cannot be told from its reuse) when its pid is gone here or it ran out,
+as before; a damaged one (no holder named) at once.
 """
 
 from __future__ import annotations
