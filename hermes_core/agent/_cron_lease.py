@@ -16,6 +16,7 @@ as before; a damaged one (no holder named) at once.
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 from pathlib import Path
@@ -33,9 +34,10 @@ def owner_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+@functools.cache
 def _pid_space() -> str | None:
     """``<boot id>:<pid namespace>`` of this process: where its pids name processes (``None``:
-    this system has no ``/proc`` to say)."""
+    this system has no ``/proc`` to say). Read once: neither changes while the process runs."""
     try:
         boot = (_PROC / "sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
         return f"{boot}:{os.readlink(_PROC / 'self/ns/pid')}"
