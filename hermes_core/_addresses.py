@@ -258,6 +258,17 @@ def check_url(
     return addresses
 
 
+def loopback_host(host: str) -> bool:
+    """Whether ``host`` (an IP address, or ``localhost``) is one of this machine's loopback
+    addresses; a name is taken for one beyond it, since what it resolves to may change."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def allowed_host(value: object) -> str:
     """One entry of ``allowed_hosts`` as kept (lower case, no final dot, an address or network
     in its usual spelling); raises ``ValueError`` saying what an entry may be."""

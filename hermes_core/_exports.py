@@ -302,6 +302,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "write_atomically": "hermes_core._atomic_write",
         "tls_context": "hermes_core._tls",
         "untrusted_certificate": "hermes_core._tls",
+        "loopback_host": "hermes_core._addresses",
         "shown_url": "hermes_core._redaction",
         "urls_shown_in": "hermes_core._redaction",
         "image_type": "hermes_core._image_providers",

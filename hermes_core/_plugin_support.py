@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from hermes_core._addresses import (
         check_url as check_url,
     )
+    from hermes_core._addresses import (
+        loopback_host as loopback_host,
+    )
     from hermes_core._approvals.questions import (
         Question as Question,
     )

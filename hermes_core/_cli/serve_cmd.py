@@ -134,8 +134,10 @@ def serve(
         return
 
     def listening(url: str) -> None:
+        from hermes_core._addresses import loopback_host
+
         # Here, not before serving: with --port 0 only the bound socket knows the port.
-        if not _loopback(urlsplit(url).hostname or ""):
+        if not loopback_host(urlsplit(url).hostname or ""):
             click.echo(BEYOND_LOOPBACK_WARNING.format(address=urlsplit(url).netloc), err=True)
         if no_auth:
             click.echo(NO_AUTH_WARNING.format(address=urlsplit(url).netloc), err=True)
@@ -174,19 +176,6 @@ def token(rotate: bool) -> None:
     click.echo(rotate_token(path) if rotate else read_or_create_token(path))
     if rotate:
         click.echo(f"hermes serve: new token in {path}; the old one no longer works.", err=True)
-
-
-def _loopback(address: str) -> bool:
-    """Whether ``address`` (an IP address, or ``localhost``) is one of this machine's loopback
-    addresses; a name is taken for one beyond it, since what it resolves to may change."""
-    import ipaddress
-
-    if address == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return False
 
 
 def _hint_at_the_root(ctx: click.Context) -> None:

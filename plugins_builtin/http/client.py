@@ -22,7 +22,6 @@ failure too.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 import uuid
@@ -37,6 +36,7 @@ import httpx
 
 from hermes_core import __version__
 from hermes_core._plugin_support import (
+    loopback_host,
     read_capped,
     retry_after_seconds,
     shown_url,
@@ -309,12 +309,7 @@ def _in_the_clear(url: str) -> bool:
     """Whether ``url`` is plain HTTP to a host beyond this machine's loopback (a name counts as
     beyond it: what it resolves to may change)."""
     parts = urlsplit(url)
-    if parts.scheme != "http" or parts.hostname == "localhost":
-        return False
-    try:
-        return not ipaddress.ip_address(parts.hostname or "").is_loopback
-    except ValueError:
-        return True
+    return parts.scheme == "http" and not loopback_host(parts.hostname or "")
 
 
 def _add_page(items: dict[str, ConnectorState], page: Sequence[ConnectorState]) -> list[str]:
