@@ -42,7 +42,8 @@ async def call_connected(
         timeout_result,
     )
 
-    if deeper_than(dict(arguments), MAX_ARGUMENTS_DEPTH):
+    given = dict(arguments)
+    if deeper_than(given, MAX_ARGUMENTS_DEPTH):
         return ToolResult.error(
             "INVALID_ARGUMENTS",
             f"the arguments of {tool!r} (MCP server {server!r}) nest more than "
@@ -50,7 +51,7 @@ async def call_connected(
         )
     # A lone surrogate (a model's "\ud800") the SDK's writer cannot encode: it closed the
     # connection. Sent as U+FFFD, as to a model.
-    sent = encodable_value(dict(arguments))
+    sent = encodable_value(given)
     timeout = config.timeout
     # The SDK bounds each request by the timeout; this bounds the whole call (the SDK may send
     # more than one request for it), so the timeout counts the call and nothing else.
