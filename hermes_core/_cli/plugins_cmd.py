@@ -54,7 +54,10 @@ def _load(
         with cli_host(config, env, strict=False) as host:
             host.load_plugins()
             problems = host.check_plugins()
-            records, warnings = host.plugins, host.warnings
+            # The hooks' warnings are hermes hooks list's.
+            hooks = set(host.hook_warnings)
+            records = host.plugins
+            warnings = [warning for warning in host.warnings if warning not in hooks]
             registered = host.registrations.by_plugin()
             overrides = list(tool_overrides(host.registry, records).values())
     finally:
