@@ -899,3 +899,22 @@ def test_enabling_a_gated_project_plugin_runs_none_of_its_code(
     assert done.returncode == 0, done.stderr
     assert "is gated" in done.stderr
     assert not marker.exists()
+
+
+def test_enabling_in_a_config_file_the_gate_holds_back_imports_no_plugin(
+    setup: Setup, tmp_path: Path
+) -> None:
+    # The project's config file is saved but read by no command while the gate is closed:
+    # enable must not load the plugins it enables either.
+    marker = tmp_path / "ran"
+    write_dir_plugin(setup.user_plugins, "boom", f"open({str(marker)!r}, 'w').close()\n")
+    held = setup.project / "hermes.yaml"
+    held.write_text("plugins:\n  enabled: []\n", encoding="utf-8")
+    setup.variables["HERMES_CONFIG"] = str(held)
+
+    done = setup.run("plugins", "enable", "boom")
+
+    assert done.returncode == 0, done.stderr
+    assert "enabled boom" in done.stdout
+    assert "not in effect" in done.stderr
+    assert not marker.exists()
