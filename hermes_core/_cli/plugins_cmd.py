@@ -249,12 +249,14 @@ def _plugin_names(config: Config, env: Environment) -> list[str]:
 
 def _will_not_load(config: Config, env: Environment, name: str) -> str | None:
     """Why the plugin ``name`` will not load with ``config``, or ``None``: the gate's verdict
-    first (a gated plugin's code is not run); else the plugins are loaded as the next command
-    loads them, so that a plugin raising on import or in its registration hooks is said now,
+    first (a gated plugin's code is not run); else, unless the file is held back (read by no
+    command while the project gate is closed), the plugins are loaded as the next command loads
+    them, so that a plugin raising on import or in its registration hooks is said now,
     by the command that enabled it, not by whichever command comes next."""
     import logging
 
     from hermes_core._cli.host_runs import cli_host
+    from hermes_core._config import config_held_back
     from hermes_core._plugins.explain import unloaded_plugin, why_not_loaded
     from hermes_core._plugins.loader import plan_plugins
 
@@ -262,6 +264,8 @@ def _will_not_load(config: Config, env: Environment, name: str) -> str | None:
     record = unloaded_plugin(records, name)
     if record is not None:
         return why_not_loaded(record)
+    if config_held_back(env) is not None:
+        return None  # no command reads the file (said above): nothing of it is loaded now
     # The other plugins' failures are not this command's news: the host's log lines are muted.
     host_log = logging.getLogger("hermes_core._host")
     level = host_log.level
