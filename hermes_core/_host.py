@@ -154,7 +154,8 @@ class Host:
         MCP servers; call ``start`` alone for what needs no event loop (listing plugins)."""
         self.load_plugins()
         try:
-            self._register_catalogs()
+            base = self.config_path.parent if self.config_path is not None else self.env.cwd
+            self._bridge.register_catalogs(base, self.env.cache_dir)
             self._bridge.register_tools()
             self._register_connections()
         except BaseException:
@@ -184,8 +185,14 @@ class Host:
 
     @property
     def warnings(self) -> list[str]:
-        """What discovery ignored and why (impostors, unknown keys...); enabled gated plugins."""
-        return self._runtime.started().warnings
+        """What will not load or run as configured: the plugins' warnings (what discovery
+        ignored and why, enabled gated plugins), then the hooks' (:attr:`hook_warnings`)."""
+        return self._runtime.warnings
+
+    @property
+    def hook_warnings(self) -> list[str]:
+        """The hooks' part of :attr:`warnings` (hook directories, shell hooks: what cannot run)."""
+        return self._runtime.hook_warnings
 
     @property
     def pm(self) -> pluggy.PluginManager:
@@ -210,13 +217,6 @@ class Host:
     def connectors(self) -> Connectors:
         """The hosted connectors over the gateway the config selects, built on first use."""
         return self._runtime.connectors()
-
-    def _register_catalogs(self) -> None:
-        if self.config.tools.catalogs:
-            from hermes_core.search._catalog import register_catalogs
-
-            base = self.config_path.parent if self.config_path is not None else self.env.cwd
-            register_catalogs(self.registry, self.config.tools.catalogs, base, self.env.cache_dir)
 
     def _register_connections(self) -> None:
         """``manage_connections``, always registered: its MCP actions need no sign-in."""

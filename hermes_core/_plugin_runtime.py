@@ -188,6 +188,17 @@ class PluginRuntime:
         self.started()
         return self._hooks.directories if self._hooks is not None else []
 
+    @property
+    def warnings(self) -> list[str]:
+        """What will not load or run as configured: the plugins' warnings, then the hooks'."""
+        return [*self.started().warnings, *self.hook_warnings]
+
+    @property
+    def hook_warnings(self) -> list[str]:
+        """The hooks' warnings (:func:`~hermes_core._hooks.register_hooks`)."""
+        self.started()
+        return list(self._hooks.warnings) if self._hooks is not None else []
+
     def passed_variables(self) -> list[str]:
         """The names that pass the scrub of every session's child processes:
         ``code_execution.env_passthrough`` and the ``requires_env`` of the loaded plugins."""

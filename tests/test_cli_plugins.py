@@ -834,3 +834,87 @@ def test_a_gated_plugin_the_config_enables_is_warned_of_by_a_command_that_runs_i
     assert done.returncode == 0, done.stderr
     warning = f"stamp is enabled but will not load: plugin 'stamp' (project, {plugin}) is gated"
     assert done.stderr.count(warning) == 1, done.stderr
+
+
+RAISES_ON_IMPORT = 'raise RuntimeError("kaput")\n'
+RAISES_IN_ITS_HOOK = """
+from hermes_core.plugin import hookimpl
+
+@hookimpl
+def hermes_tools():
+    raise RuntimeError("no tools today")
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "problem"),
+    [
+        (RAISES_ON_IMPORT, "import failed: RuntimeError: kaput (at {folder}/__init__.py, line 1)"),
+        (RAISES_IN_ITS_HOOK, "RuntimeError: no tools today"),
+    ],
+    ids=["raises-on-import", "raises-in-its-hook"],
+)
+def test_enabling_a_plugin_that_fails_to_load_says_so_at_once_and_still_enables_it(
+    setup: Setup, source: str, problem: str
+) -> None:
+    # `enable` said "enabled boom" and nothing else; the failure surfaced at the next command.
+    folder = write_dir_plugin(setup.user_plugins, "boom", source)
+
+    done = setup.run("plugins", "enable", "boom")
+
+    assert done.returncode == 0, done.stderr
+    assert f"enabled boom in {setup.home / 'config.yaml'}" in done.stdout
+    (warning,) = done.stderr.splitlines()
+    assert warning.startswith(
+        f"hermes: warning: boom is enabled but will not load: plugin 'boom' (user, {folder}) "
+        "failed: "
+    ), warning
+    assert problem.format(folder=folder) in warning
+    assert [row["status"] for row in setup.list_json() if row["name"] == "boom"] == ["error"]
+
+
+def test_enabling_a_plugin_with_a_broken_manifest_says_so_once_and_still_enables_it(
+    setup: Setup,
+) -> None:
+    folder = write_dir_plugin(setup.user_plugins, "badman", GOOD, manifest="version: [1\n")
+
+    done = setup.run("plugins", "enable", "badman")
+
+    assert done.returncode == 0, done.stderr
+    (warning,) = done.stderr.splitlines()
+    assert warning.startswith(
+        f"hermes: warning: badman is enabled but will not load: plugin 'badman' (user, {folder}) "
+        f"failed: broken manifest: {folder}/plugin.yaml:"
+    ), warning
+
+
+def test_enabling_a_gated_project_plugin_runs_none_of_its_code(
+    setup: Setup, tmp_path: Path
+) -> None:
+    marker = tmp_path / "ran"
+    write_dir_plugin(setup.project_plugins, "stamp", f"open({str(marker)!r}, 'w').close()\n")
+
+    done = setup.run("plugins", "enable", "stamp")
+
+    assert done.returncode == 0, done.stderr
+    assert "is gated" in done.stderr
+    assert not marker.exists()
+
+
+def test_enabling_in_a_config_file_the_gate_holds_back_imports_no_plugin(
+    setup: Setup, tmp_path: Path
+) -> None:
+    # The project's config file is saved but read by no command while the gate is closed:
+    # enable must not load the plugins it enables either.
+    marker = tmp_path / "ran"
+    write_dir_plugin(setup.user_plugins, "boom", f"open({str(marker)!r}, 'w').close()\n")
+    held = setup.project / "hermes.yaml"
+    held.write_text("plugins:\n  enabled: []\n", encoding="utf-8")
+    setup.variables["HERMES_CONFIG"] = str(held)
+
+    done = setup.run("plugins", "enable", "boom")
+
+    assert done.returncode == 0, done.stderr
+    assert "enabled boom" in done.stdout
+    assert "not in effect" in done.stderr
+    assert not marker.exists()

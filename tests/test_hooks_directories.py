@@ -609,3 +609,62 @@ def test_hooks_enable_of_a_gated_hook_directory_says_it_will_not_load(
 
     assert done.stdout.startswith("enabled guard in ")
     assert GATED_HOOK_WARNING.format(path=path) in done.stderr
+
+
+def test_host_warnings_hold_the_hooks_warnings_after_the_plugins_ones(env: Environment) -> None:
+    # An embedder reading host.warnings saw the plugins' warnings and none of the hooks': a
+    # hook directory that fails to load, a shell hook whose command is missing (both block
+    # every call they would see) were only logged.
+    write_hook(env, "broken", "event: [pre_tool_call\n", GUARD)
+    lenient = Environment(
+        home=env.home, cwd=env.cwd, variables={**env.variables, "HERMES_STRICT_PLUGINS": "0"}
+    )
+    host = host_for(
+        lenient,
+        {
+            "hooks": {
+                "enabled": ["broken", "absent"],
+                "pre_tool_call": [{"command": "no-such-hermes-hook --check"}],
+            },
+            "plugins": {"enabled": ["absent-plugin"]},
+        },
+    )
+    host.start()
+    try:
+        said, hooks = host.warnings, host.hook_warnings
+    finally:
+        host.close()
+
+    (failed,) = [w for w in said if w.startswith("hook directory 'broken'")]
+    assert "failed to load: " in failed
+    assert "HOOK.yaml:2: not valid YAML" in failed
+    (shell,) = [w for w in said if "no-such-hermes-hook" in w]
+    assert shell == (
+        "shell hook 'no-such-hermes-hook --check' (hooks.pre_tool_call[0]) cannot run: its "
+        "command 'no-such-hermes-hook' is not on PATH; fix or remove it"
+    )
+    assert hooks == [failed, shell]
+    assert said[-len(hooks) :] == hooks
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(
+    "command",
+    [("tools", "list"), ("doctor", "--offline"), ("plugins", "list")],
+    ids=["tools-list", "doctor", "plugins-list"],
+)
+def test_a_hook_that_cannot_run_is_said_once_by_a_command_that_starts_a_host(
+    hermes_cli: InProcessCli, command: tuple[str, ...]
+) -> None:
+    # tools list said nothing of a shell hook whose command is missing; doctor says it in its
+    # hooks rows, plugins list leaves it to hooks list: neither may now repeat it as a plugin
+    # warning.
+    hermes_cli.config.write_text(
+        "hooks:\n  pre_tool_call:\n    - command: no-such-hermes-hook --check\n"
+    )
+
+    done = hermes_cli.run(*command, ok=False)
+
+    said = done.stdout + done.stderr
+    expected = 0 if command[0] == "plugins" else 1
+    assert said.count("'no-such-hermes-hook' is not on PATH") == expected, said

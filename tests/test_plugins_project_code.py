@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -267,3 +268,59 @@ def test_entry_point_that_is_not_a_module_reference_is_an_error_of_that_plugin(
     assert found["odd"].error is not None
     assert "not a module or module:attribute reference" in found["odd"].error
     assert found["even"].error is None
+
+
+def test_project_distribution_of_no_plugin_is_not_read_however_large_its_metadata(
+    hermes_env: Environment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``.pth`` or ``PYTHONPATH=.`` naming a venv's site-packages in the project puts every
+    package of it there (pydantic's METADATA is 144 kB): none is hermes' business."""
+    vendor = hermes_env.cwd / "vendor"
+    plain = write_distribution(vendor, "pydantic-like").dist_info
+    scripts = write_distribution(
+        vendor, "tool-like", entry_points={"tool": "tool_mod"}, group="console_scripts"
+    ).dist_info
+    for folder in (plain, scripts):
+        with (folder / "METADATA").open("a", encoding="utf-8") as stream:
+            stream.write("Description: " + "x" * 150_000 + "\n")
+    write_distribution(vendor, "hermes-fine", entry_points={"fine": "fine_mod"})
+    monkeypatch.syspath_prepend(str(vendor))
+
+    found = discover(hermes_env)
+
+    assert [(c.source, c.name) for c in found.candidates] == [("project", "fine")]
+    assert found.warnings == []
+
+
+def test_project_distribution_with_an_oversized_entry_points_file_is_ignored_unread(
+    hermes_env: Environment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vendor = hermes_env.cwd / "vendor"
+    big = write_distribution(vendor, "hermes-big", entry_points={"big": "big_mod"}).dist_info
+    with (big / "entry_points.txt").open("a", encoding="utf-8") as stream:
+        stream.write("# " + "x" * 100_000 + "\n")
+    monkeypatch.syspath_prepend(str(vendor))
+
+    found = discover(hermes_env)
+
+    assert found.candidates == []
+    (warning,) = found.warnings
+    assert str(big) in warning
+    assert f"entry_points.txt is larger than {MANIFEST_MAX_BYTES} bytes" in warning
+
+
+@pytest.mark.parametrize("name", ["entry_points.txt", "METADATA"])
+def test_project_distribution_whose_metadata_file_is_a_fifo_is_refused_not_waited_on(
+    hermes_env: Environment, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    vendor = hermes_env.cwd / "vendor"
+    fifo = write_distribution(vendor, "hermes-fifo", entry_points={"x": "x_mod"}).dist_info
+    (fifo / name).unlink()
+    os.mkfifo(fifo / name)
+    monkeypatch.syspath_prepend(str(vendor))
+
+    found = discover(hermes_env)
+
+    assert found.candidates == []
+    (warning,) = found.warnings
+    assert f"project distribution {fifo}: {name} is not a regular file (a FIFO)" in warning

@@ -125,9 +125,11 @@ def plugin_checks(config: Config, env: Environment, host: Host, refused: list[st
     )
     # What the configuration selects and no plugin registers is its error, with its line.
     problems = [p for p in problems if not any(said.endswith(p) for said in refused)]
+    # The hooks' warnings are the hooks checks' (hook_checks): said there, once.
+    hooks = set(host.hook_warnings)
     found += [
         Check("plugins", "discovery", "warning", message, "hermes plugins list")
-        for message in [*host.warnings, *problems, *unmatched]
+        for message in [*(w for w in host.warnings if w not in hooks), *problems, *unmatched]
     ]
     found += [
         Check("configuration", "plugins", "error", problem, "hermes config validate")

@@ -54,7 +54,10 @@ def _load(
         with cli_host(config, env, strict=False) as host:
             host.load_plugins()
             problems = host.check_plugins()
-            records, warnings = host.plugins, host.warnings
+            # The hooks' warnings are hermes hooks list's.
+            hooks = set(host.hook_warnings)
+            records = host.plugins
+            warnings = [warning for warning in host.warnings if warning not in hooks]
             registered = host.registrations.by_plugin()
             overrides = list(tool_overrides(host.registry, records).values())
     finally:
@@ -202,8 +205,9 @@ def _info_lines(
 def enable_command(name: str) -> None:
     """Enable plugin NAME: add it to plugins.enabled and remove it from plugins.disabled.
 
-    When the plugin will still not load (a project plugin behind the closed gate, say), says
-    why and what to do."""
+    When the plugin will still not load (a project plugin behind the closed gate, a broken
+    manifest, a module that raises on import), says why and what to do; the name is enabled
+    all the same."""
     from hermes_core._cli.config_cmd import checked_edit
 
     edit_lists(
@@ -244,11 +248,32 @@ def _plugin_names(config: Config, env: Environment) -> list[str]:
 
 
 def _will_not_load(config: Config, env: Environment, name: str) -> str | None:
-    """Why the plugin ``name`` will not load with ``config`` (its gate's verdict; its code is
-    not run), or ``None``."""
+    """Why the plugin ``name`` will not load with ``config``, or ``None``: the gate's verdict
+    first (a gated plugin's code is not run); else, unless the file is held back (read by no
+    command while the project gate is closed), the plugins are loaded as the next command loads
+    them, so that a plugin raising on import or in its registration hooks is said now,
+    by the command that enabled it, not by whichever command comes next."""
+    import logging
+
+    from hermes_core._cli.host_runs import cli_host
+    from hermes_core._config import config_held_back
     from hermes_core._plugins.explain import unloaded_plugin, why_not_loaded
     from hermes_core._plugins.loader import plan_plugins
 
     records, _ = plan_plugins(config, env, config_path=env.config_path)
     record = unloaded_plugin(records, name)
+    if record is not None:
+        return why_not_loaded(record)
+    if config_held_back(env) is not None:
+        return None  # no command reads the file (said above): nothing of it is loaded now
+    # The other plugins' failures are not this command's news: the host's log lines are muted.
+    host_log = logging.getLogger("hermes_core._host")
+    level = host_log.level
+    host_log.setLevel(logging.ERROR)
+    try:
+        with cli_host(config, env, strict=False) as host:
+            host.load_plugins()
+            record = unloaded_plugin(host.plugins, name)
+    finally:
+        host_log.setLevel(level)
     return why_not_loaded(record) if record is not None else None

@@ -21,7 +21,7 @@ from hermes_core._hooks.directories import (
     refusing_plugins,
 )
 from hermes_core._hooks.events import EVENTS, HookEvent
-from hermes_core._hooks.shell import shell_hooks
+from hermes_core._hooks.shell import shell_hooks, unrunnable_shell_hooks
 from hermes_core._project_trust import config_refusal
 
 if TYPE_CHECKING:
@@ -69,8 +69,10 @@ def register_hooks(
 ) -> RegisteredHooks:
     """Register the enabled hook directories, the refusals of those that failed to load, then
     the shell hooks of ``config.hooks``, with ``pm`` (after the plugins: they run before the
-    plugins' hooks). ``config_path`` is the file ``config`` was read from (``None``: built in
-    code); the shell hooks of a file that is the project's run only with the project gate open
+    plugins' hooks); the warnings say what will not run as configured (a directory that failed
+    to load, a shell hook whose command is missing, what the gate holds back). ``config_path``
+    is the file ``config`` was read from (``None``: built in code); the shell hooks of a file
+    that is the project's run only with the project gate open
     (:func:`~hermes_core._project_trust.config_refusal`)."""
     directories, warnings = load_hook_directories(
         config, env, strict=strict, config_path=config_path
@@ -83,6 +85,8 @@ def register_hooks(
     if refusal is not None:
         warnings.append(f"{refusal}: not run")
         commands = []
+    elif commands:
+        warnings += unrunnable_shell_hooks(config.hooks, env, config_path)
     # Registered last, so they run first: a refusal needs no other hook's answer.
     made = [*hook_directory_plugins(directories), *commands, *refusing_plugins(directories)]
     for name, plugin in made:

@@ -198,11 +198,30 @@ def _command_index(words: Sequence[tuple[str, bool]]) -> int:
     return index
 
 
+def unrunnable_shell_hooks(
+    hooks: HooksConfig, env: Environment, config_path: Path | None = None
+) -> list[str]:
+    """A warning for each shell hook whose command cannot start (:func:`missing_command`),
+    naming its key (and ``config_path``, the file it is in): it would fail every event it sees
+    (a ``pre_tool_call`` one blocks the calls), so a host says so at its start."""
+    found = []
+    where = f" in {config_path}" if config_path is not None else ""
+    for event in EVENTS:
+        for index, hook in enumerate(getattr(hooks, event)):
+            missing = missing_command(hook.command, env)
+            if missing is not None:
+                found.append(
+                    f"shell hook {clipped(hook.command)!r} (hooks.{event}[{index}]{where}) "
+                    f"cannot run: {missing}; fix or remove it"
+                )
+    return found
+
+
 def missing_command(command: str, env: Environment) -> str | None:
     """Why ``command`` cannot start (``its command 'x' is not on PATH``, a path that does not
     exist or is not executable), or ``None``: its first command was found, or is the shell's
     own, or is known only when the shell runs it (a variable, a substitution)."""
-    # Imported here: only hermes hooks list asks, never a host's start.
+    # Imported here: asked only when shell hooks are configured (hooks list, a host's start).
     from hermes_core._approvals.shell_words import split_words
 
     line = split_words(command)

@@ -59,7 +59,13 @@ def _discover(env: Environment) -> Discovery:
     for root in (env.user_plugins_dir, *([env.project_plugins_dir] if has_project else [])):
         _scan_directory(root, "user", found, yaml, env=env, seen=seen)
     nix_sites = [_nix_site_dir(store, env) for store in env.nix_store_paths]
-    scan_pip(found, yaml, exclude={resolved(site) for site in nix_sites}, env=env)
+    inside, editable = scan_pip(
+        found, yaml, exclude={resolved(site) for site in nix_sites}, env=env
+    )
+    if inside:  # importlib_metadata's PathDistribution: imported only when needed
+        from hermes_core._plugins.project_distributions import scan_project_distributions
+
+        scan_project_distributions(inside, found, yaml, editable)
     for store, site in zip(env.nix_store_paths, nix_sites, strict=True):
         _scan_directory(store / "share" / "hermes" / "plugins", "nix", found, yaml)
         scan_nix_site(site, found, yaml)

@@ -41,8 +41,13 @@ def resolved(path: Path) -> Path:
         return path
 
 
-def scan_pip(found: Discovery, yaml: YAML, *, exclude: set[Path], env: Environment) -> None:
-    """Entry points of group ``hermes_core.plugins`` of every distribution on ``sys.path``.
+def scan_pip(
+    found: Discovery, yaml: YAML, *, exclude: set[Path], env: Environment
+) -> tuple[list[Path], dict[str, Path]]:
+    """Entry points of group ``hermes_core.plugins`` of every distribution found through a
+    ``sys.path`` entry outside the project; returns the entries inside it, for
+    :func:`~hermes_core._plugins.project_distributions.scan_project_distributions`, and the
+    editable installs found (normalized name -> the folder installed from).
 
     Where a plugin's code lies does not decide its source; how it got there does. A
     distribution whose metadata is found through a ``sys.path`` entry outside the project was
@@ -94,8 +99,7 @@ def scan_pip(found: Discovery, yaml: YAML, *, exclude: set[Path], env: Environme
             if not _lies_in(candidate.path, installed):
                 candidate = replace(candidate, source="project")
         found.candidates.append(candidate)
-    if inside:
-        _scan_project_distributions(inside, found, yaml, editable)
+    return inside, editable
 
 
 def editable_source(dist: IDistribution) -> Path | None:
@@ -229,57 +233,6 @@ def _is_project_file(path: Path | None, env: Environment, interpreter: tuple[Pat
         return False
     where = resolved(path)
     return not any(where.is_relative_to(directory) for directory in interpreter)
-
-
-_METADATA_FILES = ("METADATA", "PKG-INFO", "entry_points.txt")
-
-
-def _scan_project_distributions(
-    entries: list[Path], found: Discovery, yaml: YAML, editable: dict[str, Path]
-) -> None:
-    """Distributions (``*.dist-info``, ``*.egg-info`` folders) in ``sys.path`` entries inside
-    the project, as ``project`` plugins; their metadata files are read only when small. The
-    metadata an editable install leaves in its own source folder (setuptools' ``*.egg-info``
-    beside the package) is that installed distribution's (``editable``: normalized name ->
-    source folder), not a second, project copy."""
-    from importlib_metadata import Distribution
-
-    from hermes_core._yaml_limits import MANIFEST_MAX_BYTES
-
-    entry_points: list[EntryPoint] = []
-    for entry in dict.fromkeys(entries):
-        try:
-            folders = sorted(
-                child
-                for child in entry.iterdir()
-                if child.suffix in (".dist-info", ".egg-info") and child.is_dir()
-            )
-        except OSError:
-            continue  # not a directory (a zip file) or unreadable: nothing is read from it
-        for folder in folders:
-            problem = _oversized(folder, MANIFEST_MAX_BYTES)
-            if problem is not None:
-                found.warnings.append(f"project distribution {folder}: {problem}: ignored")
-                continue
-            dist = Distribution.at(folder)
-            if _lies_in(folder, editable.get(_distribution_key(dist))):
-                continue
-            entry_points += _plugin_entry_points(dist, found, "project distribution")
-    for entry_point in sorted(entry_points, key=lambda ep: ep.name):
-        found.candidates.append(
-            _entry_point_candidate(entry_point, entry_point.dist, "project", None, yaml)
-        )
-
-
-def _oversized(folder: Path, max_bytes: int) -> str | None:
-    for name in _METADATA_FILES:
-        try:
-            size = (folder / name).stat().st_size
-        except OSError:
-            continue
-        if size > max_bytes:
-            return f"{name} is larger than {max_bytes} bytes ({size} bytes)"
-    return None
 
 
 def scan_nix_site(site: Path, found: Discovery, yaml: YAML) -> None:

@@ -18,6 +18,8 @@ from hermes_core._errors import HermesError
 from hermes_core._tools import ToolResult
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from hermes_core._availability import Availability
     from hermes_core._config import ToolsConfig
     from hermes_core._dispatch import CallPlan
@@ -63,6 +65,14 @@ class BridgeTools:
         self._unavailable = unavailable
         self._wait_for_unknown = wait_for_unknown
         self._tool_search: ToolSearch | None = None
+
+    def register_catalogs(self, base: Path, cache_dir: Path | None) -> None:
+        """Register the catalogs of ``tools.catalogs`` (relative paths resolved against
+        ``base``); the catalog module is imported only when some are configured."""
+        if self._tools_config.catalogs:
+            from hermes_core.search._catalog import register_catalogs
+
+            register_catalogs(self._registry, self._tools_config.catalogs, base, cache_dir)
 
     @property
     def tool_search(self) -> ToolSearch:
