@@ -288,13 +288,22 @@ command, its arguments and the user's home (``None``: not this one): what keeps 
 for one that nothing keeps out, what it reads there (:class:`Reads`)."""
 
 
-def project_guard(command: str, args: Sequence[str], cwd: Path, env: Environment) -> LaunchGuard:
+_SERVER_WAYS_OUT: Final = (
+    "give the server a `cwd` of your own, start it by the path of its installed command"
+)
+"""What a refusal says a server can do instead (a shell hook's are its own)."""
+
+
+def project_guard(
+    command: str, args: Sequence[str], cwd: Path, env: Environment, ways_out: str = _SERVER_WAYS_OUT
+) -> LaunchGuard:
     """The guard of :data:`LAUNCHERS` that ``command`` run with ``args`` in ``cwd`` gets when
-    ``cwd`` is the project's and the gate is closed; an empty one otherwise."""
+    ``cwd`` is the project's and the gate is closed; an empty one otherwise. A refusal says
+    ``ways_out``, then the launcher's own remedy and the gate's."""
     if gate_is_open(env):
         return LaunchGuard()
     if (split := split_by_env(command, args)) is not None:
-        return _split_refusal(split, cwd, env)
+        return _split_refusal(split, cwd, env, ways_out)
     home = env.user_home or Path(env.cwd.anchor)
     before: tuple[str, ...] = ()
     run, run_args = run_by_env(command, args)  # `env A=1 npx ...`: the launcher is npx
@@ -310,7 +319,7 @@ def project_guard(command: str, args: Sequence[str], cwd: Path, env: Environment
         if not project_owns(env, cwd):
             return LaunchGuard()
         if guard.reads is not None:
-            return _refused(guard.reads, cwd, env)
+            return _refused(guard.reads, cwd, env, ways_out)
         if before and clears_environment(before[:-1]):  # `env -i`: only its assignments pass
             given = {arg.split("=", 1)[0] for arg in before if "=" in arg}
             passed = tuple(f"{k}={v}" for k, v in guard.variables.items() if k not in given)
@@ -321,23 +330,23 @@ def project_guard(command: str, args: Sequence[str], cwd: Path, env: Environment
     return LaunchGuard()
 
 
-def _split_refusal(split: list[str], cwd: Path, env: Environment) -> LaunchGuard:
+def _split_refusal(split: list[str], cwd: Path, env: Environment, ways_out: str) -> LaunchGuard:
     """``env -S STRING``'s guard: none where what it runs needs none; else a refusal, as the
     guard cannot be put into the string (``env -S 'python3 -m NAME'``)."""
-    inner = project_guard(split[0], split[1:], cwd, env) if split else LaunchGuard()
+    inner = project_guard(split[0], split[1:], cwd, env, ways_out) if split else LaunchGuard()
     if inner.refusal is not None or (inner.args is None and not inner.variables):
         return inner
     return LaunchGuard(
         refusal=(
             f"not started: `env -S` runs {split[0]}, which reads what a cloned repository can "
-            f"plant in {cwd}, and the project gate is closed there: give env each argument of "
-            f"its own in `args` (hermes then guards {split[0]}), or set {PROJECT_GATE_FLAG}=1 "
-            "in the environment for a project you trust"
+            f"plant in {cwd}, and the project gate is closed there: give env its command as "
+            f"words of their own, not one `-S` string (hermes then guards {split[0]}), or "
+            f"set {PROJECT_GATE_FLAG}=1 in the environment for a project you trust"
         )
     )
 
 
-def _refused(reads: Reads, cwd: Path, env: Environment) -> LaunchGuard:
+def _refused(reads: Reads, cwd: Path, env: Environment, ways_out: str) -> LaunchGuard:
     """The refusal of a launcher of :class:`Reads` whose working directory ``cwd``, or a folder
     above it below the user's home, holds one of its files; an empty guard where none does."""
     home = env.user_home
@@ -351,9 +360,8 @@ def _refused(reads: Reads, cwd: Path, env: Environment) -> LaunchGuard:
                 refusal=(
                     f"not started: `{reads.launcher}` reads {found}, which a cloned repository "
                     f"can plant, and the project gate is closed in {here}: {reads.remedy}"
-                    "give the server a `cwd` of your own, start it by the path of its "
-                    f"installed command, or set {PROJECT_GATE_FLAG}=1 in the environment for "
-                    "a project you trust"
+                    f"{ways_out}, or set {PROJECT_GATE_FLAG}=1 in the environment for a "
+                    "project you trust"
                 )
             )
     return LaunchGuard()

@@ -125,6 +125,7 @@ def test_a_refused_observer_shell_hook_is_not_run_and_the_call_goes_on(
         ("sh -c 'uv run audit'", "uv.toml", "`uv run` reads"),
         ("bash -lc 'pnpm dlx audit-hook'", ".npmrc", "`pnpm dlx` reads"),
         ("echo x | uv run audit", ".python-version", "`uv run` reads"),
+        ("exec uv run audit", "uv.toml", "`uv run` reads"),
         ("env -i python3 -m audit_hook", "README.md", "write `env -i PYTHONSAFEPATH=1 python3"),
         ("npx -y audit-hook", "README.md", "write `npx --prefix"),
         ("deno run npm:audit-hook", "README.md", "write `deno run --no-config npm:audit-hook`"),
