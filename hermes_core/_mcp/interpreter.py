@@ -33,6 +33,7 @@ __all__ = [
     "ignores_environment",
     "imports_from_working_directory",
     "is_python",
+    "module_run",
     "resolve_bare_python",
     "run_by_env",
     "split_by_env",
@@ -189,3 +190,30 @@ def ignores_environment(args: Sequence[str]) -> bool:
                 taking_value = index == len(arg) - 1
                 break
     return False
+
+
+def module_run(command: str, args: Sequence[str]) -> tuple[str, Sequence[str]]:
+    """The module a Python runs with ``-m`` and its arguments (``python3 -I -m uv run x``:
+    ``uv`` with ``run x``); ``command`` and ``args`` as they are for another command."""
+    if not is_python(command):
+        return command, args
+    taking_value = False
+    for index, arg in enumerate(args):
+        if taking_value:
+            taking_value = False
+        elif not arg.startswith("-") or arg in ("-", "--"):
+            break
+        elif arg.startswith("--"):
+            taking_value = arg == "--check-hash-based-pycs"
+        else:
+            for at, letter in enumerate(arg[1:], start=2):
+                if letter == "m":  # `-m uv` or `-muv`
+                    words = [arg[at:]] if at < len(arg) else []
+                    words += args[index + 1 :]
+                    return (words[0], words[1:]) if words else (command, args)
+                if letter == "c":
+                    return command, args
+                if letter in "XW":
+                    taking_value = at == len(arg)
+                    break
+    return command, args

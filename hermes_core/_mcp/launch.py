@@ -58,7 +58,7 @@ from hermes_core._mcp.interpreter import (
     clears_environment,
     ignores_environment,
     imports_from_working_directory,
-    is_python,
+    module_run,
     run_by_env,
     split_by_env,
 )
@@ -214,35 +214,8 @@ def _uv_command_at(args: Sequence[str]) -> int:
     return len(args)
 
 
-def _as_module(command: str, args: Sequence[str]) -> tuple[str, Sequence[str]]:
-    """The module a Python runs with ``-m`` and its arguments (``python3 -I -m uv run x``:
-    ``uv`` with ``run x``); ``command`` and ``args`` as they are for another command."""
-    if not is_python(command):
-        return command, args
-    taking_value = False
-    for index, arg in enumerate(args):
-        if taking_value:
-            taking_value = False
-        elif not arg.startswith("-") or arg in ("-", "--"):
-            break
-        elif arg.startswith("--"):
-            taking_value = arg == "--check-hash-based-pycs"
-        else:
-            for at, letter in enumerate(arg[1:], start=2):
-                if letter == "m":  # `-m uv` or `-muv`
-                    words = [arg[at:]] if at < len(arg) else []
-                    words += args[index + 1 :]
-                    return (words[0], words[1:]) if words else (command, args)
-                if letter == "c":
-                    return command, args
-                if letter in "XW":
-                    taking_value = at == len(arg)
-                    break
-    return command, args
-
-
 def _uv(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
-    command, args = _as_module(command, args)  # `python3 -m uv run ...` is uv's own
+    command, args = module_run(command, args)  # `python3 -m uv run ...` is uv's own
     at = _uv_command_at(args)
     if PurePath(command).name not in _UV or at == len(args) or args[at] != "run":
         return None
