@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SAFE_PATH",
     "clears_environment",
+    "env_directory",
     "find_command",
     "ignores_environment",
     "imports_from_working_directory",
@@ -98,6 +99,24 @@ def split_by_env(command: str, args: Sequence[str]) -> list[str] | None:
         except ValueError:  # an unclosed quote: env refuses it too
             return [*value.split(), *rest]
     return None
+
+
+def env_directory(options: Sequence[str]) -> str | None:
+    """The folder ``env`` given ``options`` (what comes before the command it runs) moves to
+    before running it (``-C DIR``, ``--chdir=DIR``, ``-iCDIR``), or ``None``."""
+    found, rest = None, list(options)
+    while rest:
+        arg = rest.pop(0)
+        flags = _env_flags(arg)
+        if arg == "--chdir" or flags.endswith("C+"):
+            found = rest.pop(0) if rest else None
+        elif arg.startswith("--chdir="):
+            found = arg.partition("=")[2]
+        elif flags.endswith("C"):
+            found = arg[arg.index("C") + 1 :]
+        elif arg in _ENV_TAKING_VALUE or flags.endswith("+"):
+            rest = rest[1:]
+    return found
 
 
 def clears_environment(options: Sequence[str]) -> bool:

@@ -20,9 +20,9 @@ plants under the program's name (:func:`project_guard`):
   reads the configuration beside it, not the directory's.
 
 Each is also read behind ``env``, its options and its assignments (``env A=1 npx ...``:
-:func:`~hermes_core._mcp.interpreter.run_by_env`); behind ``env -i``, which starts it with an
-empty environment, the guard's variables become assignments of ``env``'s
-(``env -i PYTHONSAFEPATH=1 python3 -m NAME``).
+:func:`~hermes_core._mcp.interpreter.run_by_env`), in the folder ``env -C DIR`` moves to;
+behind ``env -i``, which starts it with an empty environment, the guard's variables become
+assignments of ``env``'s (``env -i PYTHONSAFEPATH=1 python3 -m NAME``).
 
 Some launchers no argument or variable keeps out of the directory alone; they are not started
 where the directory, or a folder above it (below the user's home: the user's own
@@ -35,11 +35,11 @@ and are started as written where it holds none:
   --no-config``, from the directory upward (checked with uv 0.13); given ``--directory DIR``,
   from ``DIR`` upward (a folder outside the project starts it as written).
 - ``pnpm dlx`` (``pnpx``) reads the directory's ``.npmrc`` (its registry, a pnpmfile) and
-  ``pnpm-workspace.yaml`` (pnpm's settings); ``yarn dlx`` runs the file its ``.yarnrc.yml``
-  names as ``yarnPath`` in place of yarn, and the plugins it lists (``YARN_IGNORE_PATH`` keeps
-  out the first only); ``bunx`` (``bun x``) runs the package of the directory's
-  ``node_modules`` first and reads its ``bunfig.toml`` (checked with pnpm 12 and Yarn 4;
-  bun's from its documentation).
+  ``pnpm-workspace.yaml`` (pnpm's settings), ``DIR``'s given ``-C DIR``; ``yarn dlx`` runs
+  the file its ``.yarnrc.yml`` names as ``yarnPath`` in place of yarn, and the plugins it lists
+  (``YARN_IGNORE_PATH`` keeps out the first only); ``bunx`` (``bun x``) runs the package of
+  the directory's ``node_modules`` first and reads its ``bunfig.toml`` (checked with pnpm 12
+  and Yarn 4; bun's from its documentation).
 
 ``uvx`` and ``uv tool run`` are in neither: they read only the user's and the system's uv
 configuration, never the directory's (uv's own rule for its tool commands).
@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Final
 from hermes_core._mcp.interpreter import (
     SAFE_PATH,
     clears_environment,
+    env_directory,
     ignores_environment,
     imports_from_working_directory,
     module_run,
@@ -238,13 +239,27 @@ def _node_runner(command: str, args: Sequence[str], home: Path) -> LaunchGuard |
     name = PurePath(command).name
     if name in _PNPX or (name in _PNPM and _subcommand(args, _PNPM_VALUED) == "dlx"):
         launcher = "pnpx" if name in _PNPX else "pnpm dlx"
-        return LaunchGuard(reads=Reads(launcher, (".npmrc", "pnpm-workspace.yaml")))
+        files = (".npmrc", "pnpm-workspace.yaml")
+        return LaunchGuard(reads=Reads(launcher, files, directory=_pnpm_directory(args)))
     if name in _YARN and _subcommand(args, frozenset({"--cwd"})) == "dlx":
         return LaunchGuard(reads=Reads("yarn dlx", (".yarnrc.yml",)))
     if name in _BUNX or (name in _BUN and _subcommand(args, frozenset({"--cwd"})) == "x"):
         launcher = "bunx" if name in _BUNX else "bun x"
         return LaunchGuard(reads=Reads(launcher, ("node_modules", "bunfig.toml")))
     return None
+
+
+def _pnpm_directory(args: Sequence[str]) -> str | None:
+    """The folder pnpm given ``args`` works in (``-C DIR``, ``--dir DIR``), or ``None``."""
+    found, rest = None, list(args)
+    while rest and (arg := rest.pop(0)).startswith("-"):
+        if arg in ("-C", "--dir"):
+            found = rest.pop(0) if rest else None
+        elif arg.startswith(("--dir=", "-C")):
+            found = arg[2:] if arg.startswith("-C") else arg.partition("=")[2]
+        elif arg in _PNPM_VALUED:
+            rest = rest[1:]
+    return found
 
 
 _Guarding = Callable[[str, Sequence[str], Path], LaunchGuard | None]
@@ -283,6 +298,8 @@ def project_guard(
     if run_args is not args:
         before = tuple(args[: len(args) - len(run_args)])
         command, args = run, run_args
+        if (moved := env_directory(before[:-1])) is not None:  # `env -C DIR`: it runs in DIR
+            cwd = cwd / Path(moved).expanduser()
     for _, guarding in LAUNCHERS:
         guard = guarding(command, args, home)
         if guard is None:
