@@ -42,7 +42,10 @@ and are started as written where it holds none:
   and Yarn 4; bun's from its documentation).
 
 ``uvx`` and ``uv tool run`` are in neither: they read only the user's and the system's uv
-configuration, never the directory's (uv's own rule for its tool commands).
+configuration, never the directory's (uv's own rule for its tool commands). Nor are ``pnpm
+exec``, ``yarn exec`` and ``bun run``, which exist to run the project's own commands, as ``npm
+run`` does; nor a ``package.json`` whose ``packageManager`` corepack reads: it names one of the
+registry's versions (corepack refuses a URL there, checked with corepack 0.34).
 """
 
 from __future__ import annotations

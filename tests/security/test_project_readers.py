@@ -177,7 +177,10 @@ def test_the_users_node_launcher_server_is_not_started_where_the_project_plants_
         ("yarn", ["dlx", "server"], ".npmrc", False),
         ("bunx", ["server"], "node_modules", True),
         ("bun", ["x", "server"], "bunfig.toml", True),
-        ("bun", ["run", "serve"], "bunfig.toml", False),
+        ("bun", ["run", "serve"], "bunfig.toml", False),  # the project's own, as `npm run`
+        ("pnpm", ["exec", "server"], "node_modules", False),
+        ("yarn", ["exec", "server"], ".yarnrc.yml", False),
+        ("pnpm", ["dlx", "server"], "package.json", False),  # corepack's packageManager
         ("env", ["A=1", "bunx", "server"], "node_modules", True),
         ("pnpm", ["-C", "/opt/server", "dlx", "server"], ".npmrc", False),  # pnpm reads DIR's
         ("pnpm", ["--dir", "tools", "dlx", "server"], "tools/.npmrc", True),
