@@ -10,6 +10,7 @@ Real hosts, real shell hooks, a real ``uv`` (the test extra's) and a real Python
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -162,3 +163,29 @@ def test_which_shell_hooks_are_refused_in_a_gated_project(
         assert "\n" not in said, said
     assert hook_refusal(line, project, environment(places, "1")) is None
     assert hook_refusal(line, places["user_home"], closed) is None
+
+
+def test_hermes_hooks_list_says_which_shell_hooks_a_gated_project_keeps_from_running(
+    hermes_home: Path, hermes_project: Path, tmp_path: Path
+) -> None:
+    # `hooks list` started in the project says what a call started there meets: a refused
+    # pre_tool_call hook blocks every call it matches, as a hook whose command is missing does.
+    from hermes_core.testing._cli_in_process import InProcessCli
+
+    cli = InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
+    (hermes_project / "pyproject.toml").write_text("[project]\nname = 'clone'\n")
+    cli.config.write_text(
+        "hooks:\n  pre_tool_call:\n    - command: uv run audit\n    - command: 'true'\n"
+    )
+
+    listed = cli.run("hooks", "list", "--json", ok=False)
+    first, second = json.loads(listed.stdout)
+
+    assert listed.returncode == 1
+    assert first["status"] == "not runnable"
+    said = first["message"]
+    assert f"`uv run` reads {hermes_project.resolve() / 'pyproject.toml'}" in said, said
+    assert said.endswith(f"(hooks.pre_tool_call[0] in {cli.config})"), said
+    assert second["status"] == "enabled"
+    opened = cli.run("hooks", "list", "--json", env=cli.variables(**{GATE: "1"}))
+    assert [row["status"] for row in json.loads(opened.stdout)] == ["enabled", "enabled"]
