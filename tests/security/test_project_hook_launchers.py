@@ -189,3 +189,34 @@ def test_hermes_hooks_list_says_which_shell_hooks_a_gated_project_keeps_from_run
     assert second["status"] == "enabled"
     opened = cli.run("hooks", "list", "--json", env=cli.variables(**{GATE: "1"}))
     assert [row["status"] for row in json.loads(opened.stdout)] == ["enabled", "enabled"]
+
+
+def test_a_host_started_in_a_gated_project_warns_of_a_shell_hook_it_keeps_from_running(
+    places: dict[str, Path],
+) -> None:
+    # The warning a command starting a host prints (`hermes: warning: ...`), as for a hook
+    # whose command is missing: one line naming the hook, the launcher, the file and the remedies.
+    (places["project"] / "pyproject.toml").write_text("[project]\nname = 'clone'\n")
+    hook = {"command": "uv run audit", "match": "todo_list"}
+    config = policy_off(hooks={"pre_tool_call": [hook]})
+    host = Host(config, environment(places, ""), strict=False)
+    host.start()
+    try:
+        said = host.hook_warnings
+    finally:
+        host.close()
+    opened = Host(config, environment(places, "1"), strict=False)
+    opened.start()
+    try:
+        assert not [w for w in opened.hook_warnings if "not started" in w]
+    finally:
+        opened.close()
+
+    (warned,) = said
+    assert warned.startswith(
+        "shell hook 'uv run audit' (hooks.pre_tool_call[0]) cannot run: not started: `uv run` "
+        f"reads {places['project'] / 'pyproject.toml'}"
+    ), warned
+    for part in ("uv --directory", "cd /path/to/yours", f"{GATE}=1"):
+        assert part in warned, warned
+    assert "\n" not in warned
