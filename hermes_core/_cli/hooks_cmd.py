@@ -35,7 +35,7 @@ def shell_rows(config: Config, env: Environment) -> list[dict[str, Any]]:
     or why the project keeps it from running there, ``gated`` with the gate's refusal); also
     ``hermes doctor``'s."""
     from hermes_core._hooks import EVENTS
-    from hermes_core._hooks.shell import hook_refusal, missing_command
+    from hermes_core._hooks.shell import cannot_run
     from hermes_core._project_trust import config_refusal
 
     # The config file in effect is the project's, the gate closed: its shell hooks do not run.
@@ -44,11 +44,8 @@ def shell_rows(config: Config, env: Environment) -> list[dict[str, Any]]:
     for event in EVENTS:
         for index, hook in enumerate(getattr(config.hooks, event)):
             key = f"hooks.{event}[{index}]"
-            missing = None
-            if not refusal:  # as a call started here meets it: refused, or its command missing
-                missing = hook_refusal(hook.command, env.cwd, env) or missing_command(
-                    hook.command, env
-                )
+            # As a call started here meets it: refused by the project, or its command missing.
+            missing = None if refusal else cannot_run(hook.command, env)
             row = {
                 "kind": "shell",
                 "name": key,

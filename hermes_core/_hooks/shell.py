@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CommandOutcome",
     "ShellHookFailed",
+    "cannot_run",
     "hook_refusal",
     "missing_command",
     "run_command",
@@ -214,20 +215,26 @@ def _command_index(words: Sequence[tuple[str, bool]]) -> int:
 def unrunnable_shell_hooks(
     hooks: HooksConfig, env: Environment, config_path: Path | None = None
 ) -> list[str]:
-    """A warning for each shell hook whose command cannot start (:func:`missing_command`),
-    naming its key (and ``config_path``, the file it is in): it would fail every event it sees
-    (a ``pre_tool_call`` one blocks the calls), so a host says so at its start."""
+    """A warning for each shell hook that cannot run (:func:`cannot_run`), naming its key (and
+    ``config_path``, the file it is in): it would fail every event it sees (a ``pre_tool_call``
+    one blocks the calls), so a host says so at its start."""
     found = []
     where = f" in {config_path}" if config_path is not None else ""
     for event in EVENTS:
         for index, hook in enumerate(getattr(hooks, event)):
-            missing = missing_command(hook.command, env)
+            missing = cannot_run(hook.command, env)
             if missing is not None:
                 found.append(
                     f"shell hook {clipped(hook.command)!r} (hooks.{event}[{index}]{where}) "
                     f"cannot run: {missing}; fix or remove it"
                 )
     return found
+
+
+def cannot_run(command: str, env: Environment) -> str | None:
+    """Why ``command`` cannot run in the working directory: the project keeps it from running
+    there (:func:`hook_refusal`), or its command cannot start (:func:`missing_command`)."""
+    return hook_refusal(command, env.cwd, env) or missing_command(command, env)
 
 
 def missing_command(command: str, env: Environment) -> str | None:
