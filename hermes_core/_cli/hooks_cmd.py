@@ -32,9 +32,10 @@ def hooks() -> None:
 def shell_rows(config: Config, env: Environment) -> list[dict[str, Any]]:
     """One row per shell hook of ``config``: its key, event, match, timeout, command and status
     (``enabled``, ``not runnable`` with a ``message`` naming the missing command and its key,
-    ``gated`` with the gate's refusal); also ``hermes doctor``'s."""
+    or why the project keeps it from running there, ``gated`` with the gate's refusal); also
+    ``hermes doctor``'s."""
     from hermes_core._hooks import EVENTS
-    from hermes_core._hooks.shell import missing_command
+    from hermes_core._hooks.shell import cannot_run
     from hermes_core._project_trust import config_refusal
 
     # The config file in effect is the project's, the gate closed: its shell hooks do not run.
@@ -43,7 +44,8 @@ def shell_rows(config: Config, env: Environment) -> list[dict[str, Any]]:
     for event in EVENTS:
         for index, hook in enumerate(getattr(config.hooks, event)):
             key = f"hooks.{event}[{index}]"
-            missing = None if refusal else missing_command(hook.command, env)
+            # As a call started here meets it: refused by the project, or its command missing.
+            missing = None if refusal else cannot_run(hook.command, env)
             row = {
                 "kind": "shell",
                 "name": key,

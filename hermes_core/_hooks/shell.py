@@ -9,6 +9,10 @@ deadline, which ends the command's whole group) blocks the call, naming the hook
 what the command printed by the time it exited: what it left running (``cmd &``) is killed with
 its group then, and its pipes are not waited on. On the other events the output is ignored and a
 failure is logged, as for a plugin's observer.
+
+In a project whose gate is closed, a command is not run where its line starts a launcher that
+would run what the project plants (:func:`hook_refusal`), and is run with its launcher's guard's
+variables otherwise (:func:`guarded_environment`).
 """
 
 from __future__ import annotations
@@ -17,12 +21,13 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -31,6 +36,7 @@ from anyio.abc import ByteReceiveStream, Process
 from hermes_core._errors import HermesError
 from hermes_core._hooks.adapters import EventHook, adapter_for
 from hermes_core._hooks.events import EVENTS, HookEvent
+from hermes_core._project_trust import PROJECT_GATE_FLAG, gate_is_open
 from hermes_core._shown import clipped
 from hermes_core._specs import PreCallDirective
 
@@ -38,7 +44,15 @@ if TYPE_CHECKING:
     from hermes_core._config import HooksConfig, ShellHook
     from hermes_core._paths import Environment
 
-__all__ = ["CommandOutcome", "ShellHookFailed", "missing_command", "run_command", "shell_hooks"]
+__all__ = [
+    "CommandOutcome",
+    "ShellHookFailed",
+    "cannot_run",
+    "hook_refusal",
+    "missing_command",
+    "run_command",
+    "shell_hooks",
+]
 
 OUTPUT_LIMIT: Final = 1024 * 1024
 """How much of a hook's stdout is read (a directive is a line); the rest is discarded."""
@@ -201,20 +215,26 @@ def _command_index(words: Sequence[tuple[str, bool]]) -> int:
 def unrunnable_shell_hooks(
     hooks: HooksConfig, env: Environment, config_path: Path | None = None
 ) -> list[str]:
-    """A warning for each shell hook whose command cannot start (:func:`missing_command`),
-    naming its key (and ``config_path``, the file it is in): it would fail every event it sees
-    (a ``pre_tool_call`` one blocks the calls), so a host says so at its start."""
+    """A warning for each shell hook that cannot run (:func:`cannot_run`), naming its key (and
+    ``config_path``, the file it is in): it would fail every event it sees (a ``pre_tool_call``
+    one blocks the calls), so a host says so at its start."""
     found = []
     where = f" in {config_path}" if config_path is not None else ""
     for event in EVENTS:
         for index, hook in enumerate(getattr(hooks, event)):
-            missing = missing_command(hook.command, env)
+            missing = cannot_run(hook.command, env)
             if missing is not None:
                 found.append(
                     f"shell hook {clipped(hook.command)!r} (hooks.{event}[{index}]{where}) "
                     f"cannot run: {missing}; fix or remove it"
                 )
     return found
+
+
+def cannot_run(command: str, env: Environment) -> str | None:
+    """Why ``command`` cannot run in the working directory: the project keeps it from running
+    there (:func:`hook_refusal`), or its command cannot start (:func:`missing_command`)."""
+    return hook_refusal(command, env.cwd, env) or missing_command(command, env)
 
 
 def missing_command(command: str, env: Environment) -> str | None:
@@ -273,6 +293,69 @@ def guarded_environment(command: str, cwd: Path, env: Environment) -> dict[str, 
     return {**env.variables, **project_guard(name, args, cwd, env).variables}
 
 
+_SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+_CHANGES_DIRECTORY: Final = frozenset({"cd", "pushd", "popd"})
+_WRAPPERS: Final = frozenset({"exec", "command", "nohup", "time"})
+_HOOK_WAYS_OUT: Final = (
+    "run it from a folder of your own (`cd /path/to/yours && ...`), start it by the path of "
+    "its installed command"
+)
+
+
+def hook_refusal(command: str, cwd: Path, env: Environment) -> str | None:
+    """Why ``command`` is not run in ``cwd``, a project whose gate is closed, or ``None``: a
+    command of its line is a launcher hermes does not start there
+    (:func:`~hermes_core._mcp.launch.project_guard`'s refusal, as for an MCP server), or one
+    whose guard needs arguments, which hermes does not write into a hook's line (``npx
+    --prefix``, ``env -i PYTHONSAFEPATH=1``). The line is read up to its first change of
+    directory (``cd``), and into ``sh -c 'STRING'``; a command a variable names, or that a
+    script runs, is not known before the shell runs it."""
+    return None if gate_is_open(env) else _line_refusal(command, cwd, env, 0)
+
+
+def _line_refusal(line: str, cwd: Path, env: Environment, depth: int) -> str | None:
+    from hermes_core._approvals.shell_words import split_words
+    from hermes_core._mcp.launch import project_guard
+
+    for _, words in split_words(line).segments:
+        index = _command_index(words)
+        while index < len(words) and words[index][0] in _WRAPPERS:  # `exec uv run ...`
+            index += 1
+            while index < len(words) and words[index][0].startswith("-"):
+                index += 1
+        if index == len(words) or words[index][1]:
+            continue  # assignments only, or a command the shell names when it runs
+        name, args = words[index][0], [word for word, _ in words[index + 1 :]]
+        if PurePath(name).name in _CHANGES_DIRECTORY:
+            return None  # what follows runs in another folder
+        if PurePath(name).name in _SHELLS and (script := _shell_script(args)) is not None:
+            if depth < 3 and (said := _line_refusal(script, cwd, env, depth + 1)) is not None:
+                return said
+            continue
+        guard = project_guard(name, args, cwd, env, _HOOK_WAYS_OUT)
+        if guard.refusal is not None:
+            return guard.refusal
+        if guard.args is not None:
+            return (
+                f"not started: `{name}` reads what a cloned repository can plant in {cwd}, and "
+                "the project gate is closed there; hermes does not rewrite a hook's line: "
+                f"write `{shlex.join([name, *guard.args])}` in it, or set "
+                f"{PROJECT_GATE_FLAG}=1 in the environment for a project you trust"
+            )
+    return None
+
+
+def _shell_script(args: Sequence[str]) -> str | None:
+    """The string a shell given ``args`` runs (``-c STRING``, ``-lc STRING``), or ``None``."""
+    reads_string = False
+    for arg in args:
+        if arg.startswith("-") and not arg.startswith("--"):
+            reads_string = reads_string or "c" in arg
+        elif not arg.startswith("--"):
+            return arg if reads_string else None
+    return None
+
+
 class ShellAction:
     """Runs one configured command for an event."""
 
@@ -283,6 +366,10 @@ class ShellAction:
 
     async def __call__(self, event: dict[str, Any]) -> Any:
         cwd = Path(str(event.get("cwd") or self.env.cwd))
+        if (refusal := hook_refusal(self.hook.command, cwd, self.env)) is not None:
+            if self.event == "pre_tool_call":
+                return PreCallDirective.block(refusal)  # a guard that cannot run fails closed
+            raise ShellHookFailed(refusal)
         variables = guarded_environment(self.hook.command, cwd, self.env)
         try:
             outcome = await run_command(self.hook.command, event, cwd=cwd, env=variables)

@@ -29,10 +29,12 @@ if TYPE_CHECKING:
 __all__ = [
     "SAFE_PATH",
     "clears_environment",
+    "env_directory",
     "find_command",
     "ignores_environment",
     "imports_from_working_directory",
     "is_python",
+    "module_run",
     "resolve_bare_python",
     "run_by_env",
     "split_by_env",
@@ -97,6 +99,24 @@ def split_by_env(command: str, args: Sequence[str]) -> list[str] | None:
         except ValueError:  # an unclosed quote: env refuses it too
             return [*value.split(), *rest]
     return None
+
+
+def env_directory(options: Sequence[str]) -> str | None:
+    """The folder ``env`` given ``options`` (what comes before the command it runs) moves to
+    before running it (``-C DIR``, ``--chdir=DIR``, ``-iCDIR``), or ``None``."""
+    found, rest = None, list(options)
+    while rest:
+        arg = rest.pop(0)
+        flags = _env_flags(arg)
+        if arg == "--chdir" or flags.endswith("C+"):
+            found = rest.pop(0) if rest else None
+        elif arg.startswith("--chdir="):
+            found = arg.partition("=")[2]
+        elif flags.endswith("C"):
+            found = arg[arg.index("C") + 1 :]
+        elif arg in _ENV_TAKING_VALUE or flags.endswith("+"):
+            rest = rest[1:]
+    return found
 
 
 def clears_environment(options: Sequence[str]) -> bool:
@@ -189,3 +209,30 @@ def ignores_environment(args: Sequence[str]) -> bool:
                 taking_value = index == len(arg) - 1
                 break
     return False
+
+
+def module_run(command: str, args: Sequence[str]) -> tuple[str, Sequence[str]]:
+    """The module a Python runs with ``-m`` and its arguments (``python3 -I -m uv run x``:
+    ``uv`` with ``run x``); ``command`` and ``args`` as they are for another command."""
+    if not is_python(command):
+        return command, args
+    taking_value = False
+    for index, arg in enumerate(args):
+        if taking_value:
+            taking_value = False
+        elif not arg.startswith("-") or arg in ("-", "--"):
+            break
+        elif arg.startswith("--"):
+            taking_value = arg == "--check-hash-based-pycs"
+        else:
+            for at, letter in enumerate(arg[1:], start=2):
+                if letter == "m":  # `-m uv` or `-muv`
+                    words = [arg[at:]] if at < len(arg) else []
+                    words += args[index + 1 :]
+                    return (words[0], words[1:]) if words else (command, args)
+                if letter == "c":
+                    return command, args
+                if letter in "XW":
+                    taking_value = at == len(arg)
+                    break
+    return command, args

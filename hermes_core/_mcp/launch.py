@@ -20,9 +20,9 @@ plants under the program's name (:func:`project_guard`):
   reads the configuration beside it, not the directory's.
 
 Each is also read behind ``env``, its options and its assignments (``env A=1 npx ...``:
-:func:`~hermes_core._mcp.interpreter.run_by_env`); behind ``env -i``, which starts it with an
-empty environment, the guard's variables become assignments of ``env``'s
-(``env -i PYTHONSAFEPATH=1 python3 -m NAME``).
+:func:`~hermes_core._mcp.interpreter.run_by_env`), in the folder ``env -C DIR`` moves to;
+behind ``env -i``, which starts it with an empty environment, the guard's variables become
+assignments of ``env``'s (``env -i PYTHONSAFEPATH=1 python3 -m NAME``).
 
 Some launchers no argument or variable keeps out of the directory alone; they are not started
 where the directory, or a folder above it (below the user's home: the user's own
@@ -35,14 +35,17 @@ and are started as written where it holds none:
   --no-config``, from the directory upward (checked with uv 0.13); given ``--directory DIR``,
   from ``DIR`` upward (a folder outside the project starts it as written).
 - ``pnpm dlx`` (``pnpx``) reads the directory's ``.npmrc`` (its registry, a pnpmfile) and
-  ``pnpm-workspace.yaml`` (pnpm's settings); ``yarn dlx`` runs the file its ``.yarnrc.yml``
-  names as ``yarnPath`` in place of yarn, and the plugins it lists (``YARN_IGNORE_PATH`` keeps
-  out the first only); ``bunx`` (``bun x``) runs the package of the directory's
-  ``node_modules`` first and reads its ``bunfig.toml`` (checked with pnpm 12 and Yarn 4;
-  bun's from its documentation).
+  ``pnpm-workspace.yaml`` (pnpm's settings), ``DIR``'s given ``-C DIR``; ``yarn dlx`` runs
+  the file its ``.yarnrc.yml`` names as ``yarnPath`` in place of yarn, and the plugins it lists
+  (``YARN_IGNORE_PATH`` keeps out the first only); ``bunx`` (``bun x``) runs the package of
+  the directory's ``node_modules`` first and reads its ``bunfig.toml`` (checked with pnpm 12
+  and Yarn 4; bun's from its documentation).
 
 ``uvx`` and ``uv tool run`` are in neither: they read only the user's and the system's uv
-configuration, never the directory's (uv's own rule for its tool commands).
+configuration, never the directory's (uv's own rule for its tool commands). Nor are ``pnpm
+exec``, ``yarn exec`` and ``bun run``, which exist to run the project's own commands, as ``npm
+run`` does; nor a ``package.json`` whose ``packageManager`` corepack reads: it names one of the
+registry's versions (corepack refuses a URL there, checked with corepack 0.34).
 """
 
 from __future__ import annotations
@@ -56,9 +59,10 @@ from typing import TYPE_CHECKING, Final
 from hermes_core._mcp.interpreter import (
     SAFE_PATH,
     clears_environment,
+    env_directory,
     ignores_environment,
     imports_from_working_directory,
-    is_python,
+    module_run,
     run_by_env,
     split_by_env,
 )
@@ -214,35 +218,8 @@ def _uv_command_at(args: Sequence[str]) -> int:
     return len(args)
 
 
-def _as_module(command: str, args: Sequence[str]) -> tuple[str, Sequence[str]]:
-    """The module a Python runs with ``-m`` and its arguments (``python3 -I -m uv run x``:
-    ``uv`` with ``run x``); ``command`` and ``args`` as they are for another command."""
-    if not is_python(command):
-        return command, args
-    taking_value = False
-    for index, arg in enumerate(args):
-        if taking_value:
-            taking_value = False
-        elif not arg.startswith("-") or arg in ("-", "--"):
-            break
-        elif arg.startswith("--"):
-            taking_value = arg == "--check-hash-based-pycs"
-        else:
-            for at, letter in enumerate(arg[1:], start=2):
-                if letter == "m":  # `-m uv` or `-muv`
-                    words = [arg[at:]] if at < len(arg) else []
-                    words += args[index + 1 :]
-                    return (words[0], words[1:]) if words else (command, args)
-                if letter == "c":
-                    return command, args
-                if letter in "XW":
-                    taking_value = at == len(arg)
-                    break
-    return command, args
-
-
 def _uv(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
-    command, args = _as_module(command, args)  # `python3 -m uv run ...` is uv's own
+    command, args = module_run(command, args)  # `python3 -m uv run ...` is uv's own
     at = _uv_command_at(args)
     if PurePath(command).name not in _UV or at == len(args) or args[at] != "run":
         return None
@@ -265,13 +242,27 @@ def _node_runner(command: str, args: Sequence[str], home: Path) -> LaunchGuard |
     name = PurePath(command).name
     if name in _PNPX or (name in _PNPM and _subcommand(args, _PNPM_VALUED) == "dlx"):
         launcher = "pnpx" if name in _PNPX else "pnpm dlx"
-        return LaunchGuard(reads=Reads(launcher, (".npmrc", "pnpm-workspace.yaml")))
+        files = (".npmrc", "pnpm-workspace.yaml")
+        return LaunchGuard(reads=Reads(launcher, files, directory=_pnpm_directory(args)))
     if name in _YARN and _subcommand(args, frozenset({"--cwd"})) == "dlx":
         return LaunchGuard(reads=Reads("yarn dlx", (".yarnrc.yml",)))
     if name in _BUNX or (name in _BUN and _subcommand(args, frozenset({"--cwd"})) == "x"):
         launcher = "bunx" if name in _BUNX else "bun x"
         return LaunchGuard(reads=Reads(launcher, ("node_modules", "bunfig.toml")))
     return None
+
+
+def _pnpm_directory(args: Sequence[str]) -> str | None:
+    """The folder pnpm given ``args`` works in (``-C DIR``, ``--dir DIR``), or ``None``."""
+    found, rest = None, list(args)
+    while rest and (arg := rest.pop(0)).startswith("-"):
+        if arg in ("-C", "--dir"):
+            found = rest.pop(0) if rest else None
+        elif arg.startswith(("--dir=", "-C")):
+            found = arg[2:] if arg.startswith("-C") else arg.partition("=")[2]
+        elif arg in _PNPM_VALUED:
+            rest = rest[1:]
+    return found
 
 
 _Guarding = Callable[[str, Sequence[str], Path], LaunchGuard | None]
@@ -288,19 +279,30 @@ command, its arguments and the user's home (``None``: not this one): what keeps 
 for one that nothing keeps out, what it reads there (:class:`Reads`)."""
 
 
-def project_guard(command: str, args: Sequence[str], cwd: Path, env: Environment) -> LaunchGuard:
+_SERVER_WAYS_OUT: Final = (
+    "give the server a `cwd` of your own, start it by the path of its installed command"
+)
+"""What a refusal says a server can do instead (a shell hook's are its own)."""
+
+
+def project_guard(
+    command: str, args: Sequence[str], cwd: Path, env: Environment, ways_out: str = _SERVER_WAYS_OUT
+) -> LaunchGuard:
     """The guard of :data:`LAUNCHERS` that ``command`` run with ``args`` in ``cwd`` gets when
-    ``cwd`` is the project's and the gate is closed; an empty one otherwise."""
+    ``cwd`` is the project's and the gate is closed; an empty one otherwise. A refusal says
+    ``ways_out``, then the launcher's own remedy and the gate's."""
     if gate_is_open(env):
         return LaunchGuard()
     if (split := split_by_env(command, args)) is not None:
-        return _split_refusal(split, cwd, env)
+        return _split_refusal(split, cwd, env, ways_out)
     home = env.user_home or Path(env.cwd.anchor)
     before: tuple[str, ...] = ()
     run, run_args = run_by_env(command, args)  # `env A=1 npx ...`: the launcher is npx
     if run_args is not args:
         before = tuple(args[: len(args) - len(run_args)])
         command, args = run, run_args
+        if (moved := env_directory(before[:-1])) is not None:  # `env -C DIR`: it runs in DIR
+            cwd = cwd / Path(moved).expanduser()
     for _, guarding in LAUNCHERS:
         guard = guarding(command, args, home)
         if guard is None:
@@ -310,7 +312,7 @@ def project_guard(command: str, args: Sequence[str], cwd: Path, env: Environment
         if not project_owns(env, cwd):
             return LaunchGuard()
         if guard.reads is not None:
-            return _refused(guard.reads, cwd, env)
+            return _refused(guard.reads, cwd, env, ways_out)
         if before and clears_environment(before[:-1]):  # `env -i`: only its assignments pass
             given = {arg.split("=", 1)[0] for arg in before if "=" in arg}
             passed = tuple(f"{k}={v}" for k, v in guard.variables.items() if k not in given)
@@ -321,23 +323,23 @@ def project_guard(command: str, args: Sequence[str], cwd: Path, env: Environment
     return LaunchGuard()
 
 
-def _split_refusal(split: list[str], cwd: Path, env: Environment) -> LaunchGuard:
+def _split_refusal(split: list[str], cwd: Path, env: Environment, ways_out: str) -> LaunchGuard:
     """``env -S STRING``'s guard: none where what it runs needs none; else a refusal, as the
     guard cannot be put into the string (``env -S 'python3 -m NAME'``)."""
-    inner = project_guard(split[0], split[1:], cwd, env) if split else LaunchGuard()
+    inner = project_guard(split[0], split[1:], cwd, env, ways_out) if split else LaunchGuard()
     if inner.refusal is not None or (inner.args is None and not inner.variables):
         return inner
     return LaunchGuard(
         refusal=(
             f"not started: `env -S` runs {split[0]}, which reads what a cloned repository can "
-            f"plant in {cwd}, and the project gate is closed there: give env each argument of "
-            f"its own in `args` (hermes then guards {split[0]}), or set {PROJECT_GATE_FLAG}=1 "
-            "in the environment for a project you trust"
+            f"plant in {cwd}, and the project gate is closed there: give env its command as "
+            f"words of their own, not one `-S` string (hermes then guards {split[0]}), or "
+            f"set {PROJECT_GATE_FLAG}=1 in the environment for a project you trust"
         )
     )
 
 
-def _refused(reads: Reads, cwd: Path, env: Environment) -> LaunchGuard:
+def _refused(reads: Reads, cwd: Path, env: Environment, ways_out: str) -> LaunchGuard:
     """The refusal of a launcher of :class:`Reads` whose working directory ``cwd``, or a folder
     above it below the user's home, holds one of its files; an empty guard where none does."""
     home = env.user_home
@@ -351,9 +353,8 @@ def _refused(reads: Reads, cwd: Path, env: Environment) -> LaunchGuard:
                 refusal=(
                     f"not started: `{reads.launcher}` reads {found}, which a cloned repository "
                     f"can plant, and the project gate is closed in {here}: {reads.remedy}"
-                    "give the server a `cwd` of your own, start it by the path of its "
-                    f"installed command, or set {PROJECT_GATE_FLAG}=1 in the environment for "
-                    "a project you trust"
+                    f"{ways_out}, or set {PROJECT_GATE_FLAG}=1 in the environment for a "
+                    "project you trust"
                 )
             )
     return LaunchGuard()

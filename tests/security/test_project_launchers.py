@@ -168,7 +168,7 @@ def test_a_shell_hook_script_still_imports_the_files_beside_it_in_a_gated_projec
         ("PYTHONSAFEPATH= python3 -m audit_hook", True),  # the line's own assignment wins
         ("cd tools && python3 -m audit_hook", False),
         ("python3 -m $HOOK_MODULE", False),
-        ("npx -y audit-hook", False),  # a guard's arguments are not written into a line
+        ("npx -y audit-hook", False),  # its guard is arguments: refused (hook_refusal)
         ("jq -c . >> calls.jsonl", False),
     ],
 )

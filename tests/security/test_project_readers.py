@@ -177,8 +177,19 @@ def test_the_users_node_launcher_server_is_not_started_where_the_project_plants_
         ("yarn", ["dlx", "server"], ".npmrc", False),
         ("bunx", ["server"], "node_modules", True),
         ("bun", ["x", "server"], "bunfig.toml", True),
-        ("bun", ["run", "serve"], "bunfig.toml", False),
+        ("bun", ["run", "serve"], "bunfig.toml", False),  # the project's own, as `npm run`
+        ("pnpm", ["exec", "server"], "node_modules", False),
+        ("yarn", ["exec", "server"], ".yarnrc.yml", False),
+        ("pnpm", ["dlx", "server"], "package.json", False),  # corepack's packageManager
         ("env", ["A=1", "bunx", "server"], "node_modules", True),
+        ("pnpm", ["-C", "/opt/server", "dlx", "server"], ".npmrc", False),  # pnpm reads DIR's
+        ("pnpm", ["--dir", "tools", "dlx", "server"], "tools/.npmrc", True),
+        ("pnpm", ["--dir=tools", "dlx", "server"], "tools/pnpm-workspace.yaml", True),
+        ("pnpm", ["-Ctools", "dlx", "server"], "tools/.npmrc", True),
+        ("env", ["-C", "/opt/server", "uv", "run", "server"], "pyproject.toml", False),
+        ("env", ["--chdir=tools", "uv", "run", "server"], "tools/.venv", True),
+        ("env", ["-iC", "tools", "bunx", "server"], "tools/bunfig.toml", True),
+        ("env", ["-C", "tools", "uv", "--directory", "x", "run", "s"], "tools/x/uv.toml", True),
     ],
     ids=lambda value: " ".join(value) if isinstance(value, list) else str(value),
 )
@@ -200,6 +211,36 @@ def test_which_launchers_are_refused_in_a_gated_project_and_for_which_files(
         assert str(found) in (guard.refusal or "")
     assert project_guard(command, args, cwd, environment(places, "1")).refusal is None
     assert project_guard(command, args, places["user_home"], closed).refusal is None
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("where", ["a folder of the project", "a folder of the user's"])
+def test_the_users_uv_run_server_behind_env_c_is_judged_in_the_folder_env_moves_to(
+    places: dict[str, Path], where: str
+) -> None:
+    # `env -C DIR uv run` runs uv in DIR: a clone's tools/.venv ran (hermes looked only at the
+    # project's root), and a DIR of the user's was refused for the project's pyproject.toml.
+    marker = places["user_home"] / "planted-python-ran"
+    project = places["project"]
+    plant_virtual_environment(project / "tools", marker)
+    folder = project / "tools"
+    if where.endswith("user's"):
+        (project / "pyproject.toml").write_text("[project]\nname = 'clone'\n")
+        folder = places["user_home"] / "server"
+        folder.mkdir()
+    uv_run = [uv_command("uv"), "run", "--offline", "--no-project", sys.executable]
+    args = ["-C", str(folder), *uv_run, "-m", "mcp_server_time"]
+    server = {"command": "env", "args": args, "connect_timeout": 30}
+    host = Host(policy_off(mcp_servers={"time": server}), environment(places, ""), strict=False)
+
+    result = call(host, "mcp__time__get_current_time", {"timezone": "UTC"})
+
+    assert not marker.exists()
+    if where.endswith("project"):
+        assert result.error_code is not None
+        assert str(project / "tools" / ".venv") in result.text_content, result.text_content
+    else:
+        assert result.error_code is None, result.text_content
 
 
 def test_a_file_in_the_users_home_above_the_project_does_not_refuse_a_launcher(
