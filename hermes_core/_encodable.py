@@ -7,8 +7,10 @@ A Python ``str`` may hold a lone surrogate (U+D800..U+DFFF alone): undecodable b
 one: the SDKs and HTTP libraries raise ``UnicodeEncodeError`` and the whole request fails. So the
 model request (:func:`hermes_core.agent._requests.request_events`, for every provider) and an MCP
 tool call's arguments are made :func:`encodable` first, and so is a JSON-RPC message that
-pydantic cannot write (:func:`model_json`: ``hermes serve``'s answers, hermes' own to a stdio
-MCP server) and what ``hermes acp`` writes (:func:`json_line`). What hermes writes for itself
+pydantic cannot write (:func:`model_json`: ``hermes serve``'s answers over stdio, hermes' own
+to a stdio MCP server), the tools and results ``hermes serve`` hands the SDK's transports
+(:mod:`hermes_core._serve.convert`: its HTTP writer raised) and what ``hermes acp`` writes
+(:func:`json_line`). What hermes writes for itself
 (the transcript, the activity log) keeps the text as its JSON escape instead, which reads back
 as it was (docs/agent.md).
 """
