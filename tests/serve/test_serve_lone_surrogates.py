@@ -5,9 +5,11 @@ streamable HTTP (the SDK client) a plugin tool's description, result and progres
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
+import httpx
 import mcp_types
 import pytest
 from serving import BUNDLED, HttpServe, ServeHome, http_serve, raw_stdio
@@ -100,3 +102,68 @@ def test_http_sends_a_description_a_result_and_progress_holding_lone_surrogates_
     assert progress == ["read \ufffd hi"]
     assert status == 0
     assert "Traceback" not in stderr
+
+
+LONE_CALL = (
+    b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", '
+    b'"params": {"name": "lone", "arguments": {"text": "a\\ud800b"}}}'
+)
+"""A call whose JSON escapes a lone surrogate: valid JSON (RFC 8259 allows the escape), no
+valid Unicode."""
+
+
+def _texts(answer: dict[str, Any]) -> list[str]:
+    assert "result" in answer, answer
+    return [block["text"] for block in answer["result"]["content"]]
+
+
+def test_stdio_reads_a_request_escaping_a_lone_surrogate_with_fffd_alone_and_in_a_batch(
+    served: ServeHome,
+) -> None:
+    # Before: -32600 "not a message of MCP: invalid JSON: unexpected end of hex escape at line 1
+    # column 110", a JSON parser's words for a message JSON allows.
+    with_lone_plugin(served)
+    with raw_stdio(served) as wire:
+        wire.initialize("2025-03-26")  # the revision that has batches
+        wire.send(LONE_CALL % 1)
+        alone = wire.receive()
+        wire.send(b"[" + LONE_CALL % 2 + b"]")
+        batch = wire.receive_line()
+        status = wire.close()
+    assert _texts(alone) == ["got \ufffd a\ufffdb"]
+    (in_batch,) = batch
+    assert _texts(in_batch) == ["got \ufffd a\ufffdb"]
+    assert status == 0
+
+
+def _post(server: HttpServe, body: bytes, version: str) -> httpx.Response:
+    headers = {
+        **server.headers,
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": version,
+    }
+    return httpx.post(server.url, content=body, headers=headers, timeout=60)
+
+
+def _event_data(answered: httpx.Response) -> dict[str, Any]:
+    assert answered.status_code == 200, answered.text
+    assert answered.headers["content-type"].startswith("text/event-stream"), answered.text
+    (data,) = [line[5:] for line in answered.text.splitlines() if line.startswith("data:")]
+    found: dict[str, Any] = json.loads(data)
+    return found
+
+
+def test_http_reads_a_request_escaping_a_lone_surrogate_with_fffd_alone_and_in_a_batch(
+    served: ServeHome,
+) -> None:
+    # Before: 400 and -32700 "Parse error: unexpected end of hex escape at line 1 column 110".
+    with_lone_plugin(served)
+    with http_serve(served) as server:
+        alone = _event_data(_post(server, LONE_CALL % 1, "2025-11-25"))
+        batch = _post(server, b"[" + LONE_CALL % 2 + b"]", "2025-03-26")
+        assert server.stop() == 0
+    assert _texts(alone) == ["got \ufffd a\ufffdb"]
+    assert batch.status_code == 200, batch.text
+    (in_batch,) = batch.json()
+    assert _texts(in_batch) == ["got \ufffd a\ufffdb"]
