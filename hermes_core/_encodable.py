@@ -64,6 +64,22 @@ def escapes_surrogate(text: str) -> bool:
     return "\\u" in text and _ESCAPED.search(text) is not None
 
 
+def encodable_json(text: str) -> str:
+    """The JSON text ``text`` with each lone surrogate it escapes (``"\\ud800"``: JSON, but no
+    Unicode) as U+FFFD, as a peer's message is read: ``text`` itself when it escapes none (a
+    pair's two escapes are one character) or is no JSON (its reader says why)."""
+    if not escapes_surrogate(text):
+        return text
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    changed = encodable_value(value)
+    if changed is value:
+        return text
+    return json.dumps(changed, ensure_ascii=False, separators=(",", ":"))
+
+
 def model_json(model: BaseModel) -> str:
     """The JSON-RPC message ``model`` as one line of JSON (by alias, set fields only), as
     pydantic writes it, or with each lone surrogate as U+FFFD where pydantic cannot (a JSON-RPC
