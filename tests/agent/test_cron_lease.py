@@ -89,6 +89,18 @@ def test_a_live_holder_that_renewed_nothing_for_its_lease_of_awake_time_is_taken
     assert jobs.get(job.id).lease_owner is None
 
 
+def test_a_daemons_own_look_keeps_its_runs_whose_awake_time_ran_out(
+    jobs: CronJobs, sleeper: subprocess.Popen[bytes]
+) -> None:
+    # Its loop looking again is its loop running again: its runs live, and it renews next.
+    jobs.create("every 1m", "Sum up the logs", now=T0)
+    jobs.claim_due(here(sleeper.pid), 0.1, now=T0 + 60)
+    time.sleep(0.2)
+
+    assert jobs.claim_due(here(sleeper.pid), 60, now=T0 + 61) == []
+    assert [r.status for r in jobs.runs()] == ["running"]
+
+
 def test_a_lease_naming_a_pid_now_another_process_is_taken_back_before_it_runs_out(
     jobs: CronJobs, sleeper: subprocess.Popen[bytes]
 ) -> None:
