@@ -7,8 +7,10 @@ A Python ``str`` may hold a lone surrogate (U+D800..U+DFFF alone): undecodable b
 one: the SDKs and HTTP libraries raise ``UnicodeEncodeError`` and the whole request fails. So the
 model request (:func:`hermes_core.agent._requests.request_events`, for every provider) and an MCP
 tool call's arguments are made :func:`encodable` first, and so is a JSON-RPC message that
-pydantic cannot write (:func:`model_json`: ``hermes serve``'s answers, hermes' own to a stdio
-MCP server) and what ``hermes acp`` writes (:func:`json_line`). What hermes writes for itself
+pydantic cannot write (:func:`model_json`: ``hermes serve``'s answers over stdio, hermes' own
+to a stdio MCP server), the tools and results ``hermes serve`` hands the SDK's transports
+(:mod:`hermes_core._serve.convert`: its HTTP writer raised) and what ``hermes acp`` writes
+(:func:`json_line`). What hermes writes for itself
 (the transcript, the activity log) keeps the text as its JSON escape instead, which reads back
 as it was (docs/agent.md).
 """
@@ -60,6 +62,22 @@ def escapes_surrogate(text: str) -> bool:
     """Whether the JSON text ``text`` may hold a surrogate's escape (``\\ud800``), which parses
     to a lone surrogate."""
     return "\\u" in text and _ESCAPED.search(text) is not None
+
+
+def encodable_json(text: str) -> str:
+    """The JSON text ``text`` with each lone surrogate it escapes (``"\\ud800"``: JSON, but no
+    Unicode) as U+FFFD, as a peer's message is read: ``text`` itself when it escapes none (a
+    pair's two escapes are one character) or is no JSON (its reader says why)."""
+    if not escapes_surrogate(text):
+        return text
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    changed = encodable_value(value)
+    if changed is value:
+        return text
+    return json.dumps(changed, ensure_ascii=False, separators=(",", ":"))
 
 
 def model_json(model: BaseModel) -> str:

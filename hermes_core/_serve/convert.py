@@ -1,4 +1,10 @@
-"""From hermes-core's tools and results to the MCP wire types the served clients read."""
+"""From hermes-core's tools and results to the MCP wire types the served clients read.
+
+Text no UTF-8 holds (a lone surrogate: a file name that is not UTF-8, a plugin's string) is
+made U+FFFD here (:mod:`hermes_core._encodable`), before any transport writes it: over
+streamable HTTP the SDK's writer raised on it (the client got an empty event stream) or wrote
+its ``\\ud800`` escape, which the client's reader refused.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ from typing import Any
 import mcp_types
 from pydantic import TypeAdapter, ValidationError
 
+from hermes_core._encodable import encodable, encodable_value
 from hermes_core._schema_roots import sendable
 from hermes_core._tools import Tool, ToolResult
 
@@ -42,9 +49,9 @@ def mcp_tool(tool: Tool) -> mcp_types.Tool:
         # MCP requires an object schema at the top; a tool taking anything gets an open one.
         schema = {"type": "object", "properties": {}}
     return mcp_types.Tool(
-        name=tool.name,
-        description=description,
-        input_schema=schema,
+        name=encodable(tool.name),
+        description=encodable(description),
+        input_schema=encodable_value(schema),
         annotations=mcp_annotations(tool),
     )
 
@@ -66,11 +73,12 @@ def _content_block(block: Any) -> mcp_types.ContentBlock:
 def mcp_call_result(result: ToolResult) -> mcp_types.CallToolResult:
     """``result`` as the answer of ``tools/call``: content blocks, ``structuredContent`` when the
     structured part is a JSON object (the protocol allows nothing else there), ``isError``."""
-    blocks = [_content_block(block) for block in result.content]
+    blocks = [_content_block(encodable_value(block)) for block in result.content]
     if not blocks and result.is_error:
         message = result.error_message or "the tool failed without a message"
-        blocks = [mcp_types.TextContent(type="text", text=message)]
+        blocks = [mcp_types.TextContent(type="text", text=encodable(message))]
     structured = result.structured if isinstance(result.structured, dict) else None
+    structured = encodable_value(structured)
     return mcp_types.CallToolResult(
         content=blocks, structured_content=structured, is_error=result.is_error
     )

@@ -9,8 +9,10 @@ when :func:`~hermes_core._serve.batches.batch_refusal` allows it for the
 the SDK's application as a POST of its own, at once (over a stateless server each request is its
 own anyway): one element's error is that element's answer. The answers come back in the order of
 their elements as ``application/json``; a batch of notifications only gets ``202``. A refused
-batch gets ``400`` and one invalid request. Any other POST goes to the SDK's application as it
-came, unread.
+batch gets ``400`` and one invalid request. Any other POST is read whole too and goes to the
+SDK's application as it came, but that each lone surrogate its JSON escapes (``\\ud800``, JSON
+but no Unicode, which the SDK's reader refused as a parse error) is read as U+FFFD, as over
+stdio; so are a batch's elements.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from hermes_core._encodable import encodable_json, encodable_value
 from hermes_core._jsonrpc_lines import INVALID_REQUEST, LineRefused
 from hermes_core._mcp.failures import validation_problem
 from hermes_core._serve.batches import batch_refusal, element_refusal
@@ -40,7 +43,8 @@ _UNSTATED_VERSION: Final = "2025-03-26"
 
 class HttpBatches:
     """ASGI middleware: a POST of ``path`` whose body is a JSON array is read as a batch (see
-    the module docstring); every other request goes to ``app`` as it came."""
+    the module docstring); every other request goes to ``app`` as it came (a POST's lone
+    surrogate escapes read as U+FFFD)."""
 
     def __init__(
         self, app: ASGIApp, path: str, security: TransportSecuritySettings, max_body: int
@@ -60,17 +64,15 @@ class HttpBatches:
             await self.app(scope, receive, send)  # refused by the SDK's limit, unread
             return
         seen, first = await _peek(receive)
-        replay = _replaying(seen, receive)
         if first != b"[":
-            await self.app(scope, replay, send)
+            await self._single(scope, receive, send, seen)
             return
         body = await _whole_body(seen, receive, self.max_body)
         if body is None:
-            too_long = f"Request body too large: more than {self.max_body} bytes"
-            await Response(too_long, status_code=413)(scope, receive, send)
+            await _too_long(self.max_body)(scope, receive, send)
             return
         try:
-            batch = json.loads(body)
+            batch = encodable_value(json.loads(body))
         except (ValueError, RecursionError):
             batch = None
         if not isinstance(batch, list):
@@ -91,6 +93,28 @@ class HttpBatches:
             await Response(status_code=202)(scope, receive, send)
             return
         await _json(answers, 200)(scope, receive, send)
+
+    async def _single(
+        self, scope: Scope, receive: Receive, send: Send, seen: list[Message]
+    ) -> None:
+        """A POST whose body is no array (``seen``: its first messages) to the SDK's
+        application, read whole, each lone surrogate it escapes as U+FFFD (which the SDK's
+        reader refused as a parse error); one the Host/Origin checks refuse goes unread."""
+        refused = await self.security.validate_request(Request(scope, receive), is_post=True)
+        if refused is not None:  # the SDK answers it in its words; hermes reads none of it
+            await self.app(scope, _replaying(seen, receive), send)
+            return
+        body = await _whole_body(seen, receive, self.max_body)
+        if body is None:
+            await _too_long(self.max_body)(scope, receive, send)
+            return
+        if b"\\u" in body:
+            text = body.decode("utf-8", errors="replace")
+            read = encodable_json(text)
+            if read is not text:
+                body = read.encode()
+                scope = {**scope, "headers": _with_length(scope["headers"], len(body))}
+        await self.app(scope, _replaying([_body_message(body)], receive), send)
 
     async def _serve_batch(
         self, scope: Scope, receive: Receive, batch: list[Any]
@@ -129,8 +153,7 @@ class HttpBatches:
         if refusal is not None:
             return [LineRefused(INVALID_REQUEST, refusal).answer(ident)]
         body = json.dumps(element).encode()
-        headers = [(name, value) for name, value in scope["headers"] if name != b"content-length"]
-        headers.append((b"content-length", str(len(body)).encode()))
+        headers = _with_length(scope["headers"], len(body))
         sent = False
 
         async def element_receive() -> Message:
@@ -231,6 +254,16 @@ async def _whole_body(seen: list[Message], receive: Receive, limit: int) -> byte
         body += message.get("body", b"")
         more = message.get("more_body", False)
     return None if len(body) > limit else bytes(body)
+
+
+def _too_long(limit: int) -> Response:
+    return Response(f"Request body too large: more than {limit} bytes", status_code=413)
+
+
+def _with_length(headers: list[tuple[bytes, bytes]], length: int) -> list[tuple[bytes, bytes]]:
+    """``headers`` with ``content-length`` saying ``length``."""
+    kept = [(name, value) for name, value in headers if name != b"content-length"]
+    return [*kept, (b"content-length", str(length).encode())]
 
 
 def _body_message(body: bytes) -> Message:

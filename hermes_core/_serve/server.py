@@ -38,6 +38,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_core._approvals.prompt import Elicit, ElicitationPrompt
 from hermes_core._approvals.questions import attach_questions
+from hermes_core._encodable import encodable
 from hermes_core._host import Host
 from hermes_core._mcp.elicitation import ClientForms, FormAnswerer, NobodyAnswers, answering_forms
 from hermes_core._progress import ProgressReport, listening_to_progress, progress_sender
@@ -93,7 +94,7 @@ def _progress_notifier(
             token,
             report.progress,
             report.total,
-            report.message,
+            None if report.message is None else encodable(report.message),
             related_request_id=str(ctx.request_id),
         )
 

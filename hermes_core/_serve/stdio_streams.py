@@ -46,7 +46,7 @@ from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp.shared.message import SessionMessage
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from hermes_core._encodable import model_json
+from hermes_core._encodable import encodable_json, model_json
 from hermes_core._jsonrpc_lines import (
     INVALID_REQUEST,
     MAX_LINE_BYTES,
@@ -364,10 +364,11 @@ def _checked(message: mcp_types.JSONRPCMessage, line: bytes | str) -> tuple[bool
 def _read_again(line: bytes) -> tuple[bool, SessionMessage] | None:
     """:func:`_message` of a line the message types refused: read again with each byte that is
     not UTF-8 replaced, as the SDK reads its input (decoded only now, so that a large message
-    is not held twice); else the error it is answered with."""
+    is not held twice), and each lone surrogate's escape as U+FFFD; else the error it is
+    answered with."""
     if not line.strip():
         return None
-    text = line.decode("utf-8", errors="replace")
+    text = encodable_json(line.decode("utf-8", errors="replace"))
     try:
         return _checked(_ADAPTER.validate_json(text, by_name=False), text)
     except ValueError as exc:

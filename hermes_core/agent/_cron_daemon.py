@@ -8,10 +8,10 @@ each in its own task through the conversation loop (:func:`~hermes_core.agent._c
 While runs last their leases are renewed every third of ``cron.lease`` seconds; a daemon that is
 killed stops renewing, and the next look of any daemon (or ``hermes cron list``) marks its run
 ``failed`` and makes the job runnable again (:mod:`~hermes_core.agent._cron_lease`: on this
-machine a daemon that still runs keeps its runs, however late it renews). A daemon that wakes
-to find a run taken back (by another machine, or an older hermes, its lease having run out)
-stops it and writes nothing more of it. Stopping (SIGTERM, Ctrl-C) starts no new run and
-stops the runs under way, each logged ``failed`` ("the daemon was stopped").
+machine a daemon that still runs keeps its runs until it renewed none for ``cron.lease``
+seconds of the machine's awake time: stopped or stuck, not asleep). A daemon that wakes to find
+a run taken back stops it and writes nothing more of it. Stopping (SIGTERM, Ctrl-C) starts no
+new run and stops the runs under way, each logged ``failed`` ("the daemon was stopped").
 """
 
 from __future__ import annotations

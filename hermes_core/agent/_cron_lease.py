@@ -2,16 +2,20 @@
 
 A lease names its holder ``host:pid`` (:func:`owner_name`) and, on Linux, that process's start
 (:func:`process_start`: the boot's id, its pid namespace and ``/proc/PID/stat``'s field 22, its
-start in clock ticks since boot). On the holder's own machine and in its pid namespace a lease
-with a start is over only when that process is gone: its pid runs no more, or runs another
-process (started at another time, or after a reboot). Expired or not: a daemon asleep (a
-laptop's lid shut, a SIGSTOP, the clock put forward) renews when it wakes, and taking its run
-back then would run the job twice. A
-lease of another machine, or of another pid namespace under the same host name (a container
-sharing the host's name and the home: its pid here is another process), is over when it ran
-out unrenewed; one without a start (written by an older hermes, or on a system without
-``/proc``: there a pid cannot be told from its reuse) when its pid is gone here or it ran out,
-as before; a damaged one (no holder named) at once.
+start in clock ticks since boot), and when it runs out in this boot's awake time too
+(:func:`awake_stamp`: the monotonic clock, which a suspended machine's sleep does not advance).
+On the holder's own machine and in its pid namespace a lease with a start is over when that
+process is gone (its pid runs no more, or runs another process, started at another time or
+after a reboot), or when it renewed no lease for ``cron.lease`` seconds while the machine was
+awake: stopped (a SIGSTOP) or stuck. Its wall-clock end alone does not end it: a laptop's lid
+shut or the clock put forward runs it out, and the daemon renews when it wakes, where taking its
+run back would run the job twice. A lease of another machine, or of another pid namespace under
+the same host name (a container sharing the host's name and the home: its pid here is another
+process), is over when it ran out unrenewed; one without a start (written by an older hermes,
+or on a system without ``/proc``: there a pid cannot be told from its reuse) when its pid is
+gone here or it ran out, as before; a damaged one (no holder named) at once. A lease without
+an awake end (an older hermes's), or with one another lease wrote (an older hermes's claim
+after a newer one's), keeps the rule of its process alone, as before.
 """
 
 from __future__ import annotations
@@ -19,12 +23,13 @@ from __future__ import annotations
 import functools
 import os
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
 from hermes_core.agent._cron_rows import lease_ran_out
 
-__all__ = ["lease_over", "owner_name", "process_start", "start_of"]
+__all__ = ["awake_stamp", "lease_over", "owner_name", "process_start", "start_of"]
 
 _PROC = Path("/proc")
 
@@ -80,21 +85,50 @@ def _runs(pid: int) -> bool:
     return True
 
 
-def lease_over(row: Any, now: float) -> bool:
-    """Whether the lease on the ``jobs`` row ``row`` is over at ``now`` (see the module)."""
+def awake_stamp(until: float, lease: float) -> str:
+    """What a lease running out at ``until`` (wall clock) records of its end in awake time,
+    ``lease`` seconds of the monotonic clock from now: ``"<until> <monotonic end>"`` (the
+    ``until`` ties it to the lease that wrote it)."""
+    return f"{until!r} {time.monotonic() + lease!r}"
+
+
+def _awake_ran_out(row: Any) -> bool:
+    """Whether the lease of ``row`` ran out in this boot's awake time (``False`` when it has no
+    awake end of its own: an older hermes's lease)."""
+    stamp = row["lease_awake"]
+    until, _, end = stamp.partition(" ") if isinstance(stamp, str) else ("", "", "")
+    try:
+        return float(until) == row["lease_until"] and time.monotonic() > float(end)
+    except ValueError:
+        return False
+
+
+def lease_over(row: Any, now: float) -> str | None:
+    """Why the lease on the ``jobs`` row ``row`` is over at ``now`` (see the module), in the
+    words of its run's log; ``None`` while it holds."""
     owner = row["lease_owner"]
+    gone = f"the daemon {owner} stopped during the run (killed or lost)"
     if not isinstance(owner, str):  # a damaged lease: no holder to wait for
-        return True
+        return gone
     pid = _local_pid(owner)
     if pid is None:
-        return lease_ran_out(row, now)
+        return gone if lease_ran_out(row, now) else None
     started, space = row["lease_start"], _pid_space()
     if isinstance(started, str) and space is not None and not started.startswith(f"{space}:"):
         boot = space.partition(":")[0]
         if started.startswith(f"{boot}:"):  # this boot, another pid namespace: not ours to see
-            return lease_ran_out(row, now)
+            return gone if lease_ran_out(row, now) else None
     if not _runs(pid):
-        return True
+        return gone
     if not isinstance(started, str) or space is None:
-        return lease_ran_out(row, now)
-    return process_start(pid) != started
+        return gone if lease_ran_out(row, now) else None
+    if process_start(pid) != started:
+        return gone
+    if not _awake_ran_out(row):
+        return None
+    ran_out = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row["lease_until"]))
+    return (
+        f"the daemon {owner} still runs but renewed no lease for cron.lease seconds while this "
+        f"machine was awake (stopped or stuck; its lease ran out at {ran_out}): its run was "
+        "taken back, and the job runs again at its next time"
+    )

@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY, name TEXT NOT NULL, schedule TEXT NOT NULL, prompt TEXT NOT NULL,
     toolsets TEXT, delivery TEXT NOT NULL, paused INTEGER NOT NULL DEFAULT 0,
     created REAL NOT NULL, next_run REAL, lease_owner TEXT, lease_until REAL, cwd TEXT,
-    model TEXT, lease_start TEXT);
+    model TEXT, lease_start TEXT, lease_awake TEXT);
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT NOT NULL, due REAL, started REAL NOT NULL,
     finished REAL, owner TEXT NOT NULL, status TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '',
@@ -71,12 +71,19 @@ def store_error(path: Path, bad: Exception, lock_wait: float) -> JobError:
     return JobError("store", f"{path} cannot be read as a job store: {bad}")
 
 
-LATER_COLUMNS: Final = (("cwd", "TEXT"), ("model", "TEXT"), ("lease_start", "TEXT"))
+LATER_COLUMNS: Final = (
+    ("cwd", "TEXT"),
+    ("model", "TEXT"),
+    ("lease_start", "TEXT"),
+    ("lease_awake", "TEXT"),
+)
 """Each column of ``jobs`` added after the first version, and its type: ``cwd`` (the directory
 its runs work in; ``NULL``: the running process's, as before), ``model`` (the model its runs
 ask; ``NULL``: ``model.model`` at run time, as before), ``lease_start`` (when the lease's
 holder started, :func:`~hermes_core.agent._cron_lease.process_start`; ``NULL``: the lease is
-over when its holder's pid is gone or it ran out, as before)."""
+over when its holder's pid is gone or it ran out, as before), ``lease_awake`` (its end in the
+machine's awake time, :func:`~hermes_core.agent._cron_lease.awake_stamp`; ``NULL``: a live
+holder keeps it, as before)."""
 
 
 def add_later_columns(db: sqlite3.Connection) -> None:

@@ -52,8 +52,9 @@ if TYPE_CHECKING:
 
 NOBODY: Final = "a cron job runs with nobody to answer questions"
 TAKEN_BACK: Final = (
-    "the run was taken back while its process could not renew its lease (asleep or stopped "
-    "past cron.lease, seen by another machine or an older hermes): its answer is not delivered"
+    "the run was taken back while its process could not renew its lease (stopped or stuck "
+    "past cron.lease, or asleep past it as another machine or an older hermes sees it): its "
+    "answer is not delivered"
 )
 WEBHOOK_TIMEOUT: Final = 30.0
 

@@ -130,16 +130,29 @@ def _wall(moment: float, zone: tzinfo | None) -> datetime:
     return datetime.fromtimestamp(moment, zone).replace(tzinfo=None)
 
 
+_ZoneFile = tuple[str, int, int, int, int]
+"""A zone file as last read: its path, device, inode, modification time (ns) and size."""
+_last_zone_file: list[tuple[_ZoneFile, ZoneInfo]] = []
+
+
 def _local_zone() -> tzinfo | None:
     """The machine's time zone with its rules of daylight saving time (``TZ``, a zone's name or
     a zone file's path, else ``/etc/localtime``); ``None`` when it cannot be read as one (a
-    POSIX rule in ``TZ``): then the offset of the moment is used, as ``astimezone`` gives it."""
+    POSIX rule in ``TZ``): then the offset of the moment is used, as ``astimezone`` gives it.
+    A zone file is read again only once it changed (another file, or written since): a new zone
+    is seen at the next computation."""
     name = os.environ.get("TZ")
     name = "/etc/localtime" if name is None else name.removeprefix(":") or "UTC"
     try:
         if name.startswith("/"):  # a zone file (TZ=:/etc/localtime)
+            seen = os.stat(name)  # through the link: a zone chosen again is another file
+            key = (name, seen.st_dev, seen.st_ino, seen.st_mtime_ns, seen.st_size)
+            if _last_zone_file and _last_zone_file[0][0] == key:
+                return _last_zone_file[0][1]
             with open(name, "rb") as local:
-                return ZoneInfo.from_file(local, key=name)
+                zone = ZoneInfo.from_file(local, key=name)
+            _last_zone_file[:] = [(key, zone)]
+            return zone
         return ZoneInfo(name)
     except (OSError, ValueError, ZoneInfoNotFoundError):
         return None

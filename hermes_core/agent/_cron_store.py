@@ -6,11 +6,11 @@ it, never half-written; two processes (two daemons, a daemon and ``hermes cron c
 it at once. A run is claimed with a **lease** on its job's row (:meth:`CronJobs.claim_due`):
 the claiming daemon's ``host:pid``, renewed while the run lasts; a job under a live lease is
 never claimed again, so two daemons never run the same job. A lease whose daemon is gone (its
-pid is dead on this host, or the lease ran out unrenewed: a SIGKILL, a lost machine; the rule
-is :func:`~hermes_core.agent._cron_lease.lease_over`: on this host a daemon that still runs
-keeps its runs however late it renews) is taken back (:meth:`CronJobs.recover`): that run is
-marked ``failed`` and the job is runnable again at its next time. A run taken back is never
-finished over (:meth:`CronJobs.finish` writes nothing of it).
+pid is dead on this host, or the lease ran out unrenewed: a SIGKILL, a lost machine) or stuck
+(on this host, no renewal for its lease of awake time; the rule is
+:func:`~hermes_core.agent._cron_lease.lease_over`) is taken back (:meth:`CronJobs.recover`):
+that run is marked ``failed`` and the job is runnable again at its next time. A run taken back
+is never finished over (:meth:`CronJobs.finish` writes nothing of it).
 
 A job keeps the directory it was made in (``cwd``). A store made before that column gets it on
 first open (:mod:`~hermes_core.agent._cron_migrations`, which opens the store): its jobs have
@@ -37,7 +37,7 @@ from hermes_core.agent._cron_fields import (
     check_name,
     check_prompt,
 )
-from hermes_core.agent._cron_lease import lease_over, start_of
+from hermes_core.agent._cron_lease import awake_stamp, lease_over, start_of
 from hermes_core.agent._cron_migrations import LOCK_WAIT, open_store, store_error
 from hermes_core.agent._cron_rows import (
     CronJob,
@@ -257,21 +257,21 @@ class CronJobs:
     # Runs ------------------------------------------------------------------------------------
 
     def recover(self, *, now: float | None = None) -> list[CronRun]:
-        """Take back the leases of daemons that are gone: their runs are marked ``failed``
-        and their jobs are runnable again at their next time. Returns the runs so marked."""
+        """Take back the leases of daemons that are gone or stuck: their runs are marked
+        ``failed`` and their jobs are runnable again at their next time. Returns the runs so
+        marked."""
         now = time.time() if now is None else now
         with self._write() as db:
             return self._recover(db, now)
 
-    def _recover(self, db: sqlite3.Connection, now: float) -> list[CronRun]:
-        stale = [
-            row
-            for row in db.execute("SELECT * FROM jobs WHERE lease_owner IS NOT NULL")
-            if lease_over(row, now)
-        ]
+    def _recover(self, db: sqlite3.Connection, now: float, keep: str = "") -> list[CronRun]:
+        """:meth:`recover`, but the leases of ``keep`` (the daemon looking: its runs live)."""
+        rows = db.execute("SELECT * FROM jobs WHERE lease_owner IS NOT NULL").fetchall()
+        stale = [(row, why) for row in rows if (why := lease_over(row, now)) is not None]
         marked: list[CronRun] = []
-        for row in stale:
-            why = f"the daemon {row['lease_owner']} stopped during the run (killed or lost)"
+        for row, why in stale:
+            if row["lease_owner"] == keep:
+                continue
             runs = db.execute(
                 "SELECT * FROM runs WHERE job_id = ? AND owner = ? AND status = 'running'",
                 (row["id"], row["lease_owner"]),
@@ -282,11 +282,7 @@ class CronJobs:
                     (now, why, run["id"]),
                 )
                 marked.append(run_of({**dict(run), "status": "failed", "detail": why}))
-            db.execute(
-                "UPDATE jobs SET lease_owner = NULL, lease_until = NULL, lease_start = NULL"
-                " WHERE id = ?",
-                (row["id"],),
-            )
+            db.execute(f"UPDATE jobs SET {_NO_LEASE} WHERE id = ?", (row["id"],))
         return marked
 
     def claim_due(
@@ -298,7 +294,7 @@ class CronJobs:
         now = time.time() if now is None else now
         claimed = []
         with self._write() as db:
-            self._recover(db, now)
+            self._recover(db, now, keep=owner)
             due = db.execute(
                 "SELECT * FROM jobs WHERE paused = 0 AND lease_owner IS NULL"
                 " AND next_run IS NOT NULL AND next_run <= ? ORDER BY next_run",
@@ -315,9 +311,8 @@ class CronJobs:
                     self._log(db, row["id"], None, owner, now, "failed", f"job paused: {bad}")
                     continue
                 db.execute(
-                    "UPDATE jobs SET lease_owner = ?, lease_until = ?, lease_start = ?,"
-                    " next_run = ? WHERE id = ?",
-                    (owner, now + lease, start_of(owner), following, row["id"]),
+                    f"UPDATE jobs SET {_LEASE}, next_run = ? WHERE id = ?",
+                    (*_lease_of(owner, now, lease), following, row["id"]),
                 )
                 run = self._log(db, row["id"], row["next_run"], owner, now, "running", "")
                 claimed.append((job_of({**dict(row), "lease_owner": owner}), run))
@@ -337,9 +332,8 @@ class CronJobs:
         with self._write() as db:
             self._recover(db, now)
             taken = db.execute(
-                "UPDATE jobs SET lease_owner = ?, lease_until = ?, lease_start = ? WHERE id = ?"
-                " AND lease_owner IS NULL",
-                (owner, now + lease, start_of(owner), found.id),
+                f"UPDATE jobs SET {_LEASE} WHERE id = ? AND lease_owner IS NULL",
+                (*_lease_of(owner, now, lease), found.id),
             ).rowcount
             if not taken:
                 holder = db.execute("SELECT lease_owner FROM jobs WHERE id = ?", (found.id,))
@@ -351,11 +345,13 @@ class CronJobs:
     ) -> list[int]:
         """Extend ``owner``'s leases by ``lease`` seconds from now (a daemon's heartbeat).
         Returns the runs among ``held`` (ids) that ``owner`` holds no more: taken back while
-        it could not renew (by another machine, or an older hermes, when its lease ran out)."""
+        it could not renew (stopped or stuck past its lease, or asleep past it as another
+        machine or an older hermes sees it)."""
         now = time.time() if now is None else now
         with self._write() as db:
             db.execute(
-                "UPDATE jobs SET lease_until = ? WHERE lease_owner = ?", (now + lease, owner)
+                "UPDATE jobs SET lease_until = ?, lease_awake = ? WHERE lease_owner = ?",
+                (now + lease, awake_stamp(now + lease, lease), owner),
             )
             return [run for run in held if not self._holds(db, run, owner)]
 
@@ -384,8 +380,7 @@ class CronJobs:
                 (status, time.time(), detail, output, run.id),
             )
             db.execute(
-                "UPDATE jobs SET lease_owner = NULL, lease_until = NULL, lease_start = NULL"
-                " WHERE id = ? AND lease_owner = ?",
+                f"UPDATE jobs SET {_NO_LEASE} WHERE id = ? AND lease_owner = ?",
                 (run.job_id, run.owner),
             )
         return True
@@ -420,6 +415,15 @@ class CronJobs:
         )
         row = db.execute("SELECT * FROM runs WHERE id = ?", (cursor.lastrowid,)).fetchone()
         return run_of(row)
+
+
+_LEASE: Final = "lease_owner = ?, lease_until = ?, lease_start = ?, lease_awake = ?"
+_NO_LEASE: Final = "lease_owner = NULL, lease_until = NULL, lease_start = NULL, lease_awake = NULL"
+
+
+def _lease_of(owner: str, now: float, lease: float) -> tuple[str, float, str | None, str]:
+    """The values of :data:`_LEASE` for ``owner`` claiming at ``now`` for ``lease`` s."""
+    return owner, now + lease, start_of(owner), awake_stamp(now + lease, lease)
 
 
 __all__ = [

@@ -4,6 +4,7 @@ after a change as on every other, and a time the clock shows twice in autumn run
 
 from __future__ import annotations
 
+import os
 import time
 import zoneinfo
 from collections.abc import Iterator
@@ -123,6 +124,39 @@ def test_a_tz_naming_a_zone_file_by_its_path_keeps_the_hour_too(
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def zone_file(name: str) -> Path:
+    files = (Path(base, *name.split("/")) for base in zoneinfo.TZPATH)
+    return next(path for path in files if path.is_file())
+
+
+@pytest.mark.parametrize("how", ["replaced", "written over"])
+def test_a_zone_file_changed_between_two_computations_is_read_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, how: str
+) -> None:
+    # The zone file is read once while it stays the same file, unchanged; the machine's zone
+    # chosen again (the link /etc/localtime replaced, or the file written over) is seen.
+    local = tmp_path / "localtime"
+    local.write_bytes(zone_file("Europe/Berlin").read_bytes())
+    monkeypatch.setenv("TZ", f":{local}")
+    time.tzset()
+    jobs, made = CronJobs(tmp_path / "home"), at("2027-01-04T01:00:00+00:00")
+    try:
+        in_berlin = jobs.create("0 9 * * *", "Sum up the logs", now=made).next_run
+        tokyo = zone_file("Asia/Tokyo").read_bytes()
+        if how == "replaced":
+            (tmp_path / "new").write_bytes(tokyo)
+            (tmp_path / "new").replace(local)
+        else:
+            local.write_bytes(tokyo)
+            os.utime(local, ns=(1, 1))  # another time, even on a coarse clock
+        in_tokyo = jobs.create("0 9 * * *", "Sum up the logs", now=made).next_run
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert in_berlin == at("2027-01-04T09:00:00+01:00")
+    assert in_tokyo == at("2027-01-05T09:00:00+09:00")
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,10 @@
-"""A run's lease when its daemon was asleep (a laptop's lid shut, a SIGSTOP, a clock jump):
-on the daemon's own machine a run whose daemon still runs is never taken back, its lease run
-out or not, and a pid now another process's is not the daemon; another machine's lease still
-runs out by time, and so does one an older hermes wrote (docs/automation.md, "How jobs run").
-A daemon that wakes to find its run taken back writes nothing more of it.
+"""A run's lease when its daemon was asleep (a laptop's lid shut, a clock jump) or stuck (a
+SIGSTOP): on the daemon's own machine a run whose daemon still runs is taken back only once the
+daemon renewed no lease for ``cron.lease`` seconds of the machine's awake time (a suspended
+machine's sleep does not count), and a pid now another process's is not the daemon; another
+machine's lease still runs out by time, and so does one an older hermes wrote
+(docs/automation.md, "How jobs run"). A daemon that wakes to find its run taken back writes
+nothing more of it.
 
 Real processes (``sleep`` children as lease holders, ``hermes cron daemon`` SIGSTOPped past a
 short ``cron.lease``), real SQLite files, the test kit's ``FakeModelServer`` as the model."""
@@ -55,9 +57,11 @@ def test_a_live_holders_lease_that_ran_out_is_not_taken_back_and_is_once_it_dies
     jobs: CronJobs, sleeper: subprocess.Popen[bytes]
 ) -> None:
     job = jobs.create("every 1m", "Sum up the logs", now=T0)
-    (_, run), *_ = jobs.claim_due(here(sleeper.pid), LEASE, now=T0 + 60)
+    (_, run), *_ = jobs.claim_due(here(sleeper.pid), 600, now=T0 + 60)
 
-    assert jobs.recover(now=T0 + 60 + 3600) == []  # an hour unrenewed: asleep, not gone
+    # An hour of wall time unrenewed, but not ten minutes of this machine's awake time (its
+    # clock put forward, or the machine suspended): asleep, not gone, not stuck.
+    assert jobs.recover(now=T0 + 60 + 3600) == []
     assert jobs.claim_due("elsewhere:1", 60, now=T0 + 60 + 3600) == []  # never run twice
     assert [r.status for r in jobs.runs()] == ["running"]
 
@@ -66,6 +70,35 @@ def test_a_live_holders_lease_that_ran_out_is_not_taken_back_and_is_once_it_dies
     (failed,) = jobs.recover(now=T0 + 60 + 3601)
     assert (failed.id, failed.status) == (run.id, "failed")
     assert jobs.get(job.id).lease_owner is None
+
+
+def test_a_live_holder_that_renewed_nothing_for_its_lease_of_awake_time_is_taken_back(
+    jobs: CronJobs, sleeper: subprocess.Popen[bytes]
+) -> None:
+    # A daemon stopped (SIGSTOP) or stuck while the machine runs: before, it kept its run, and
+    # the job never ran again while it lived.
+    job = jobs.create("every 1m", "Sum up the logs", now=T0)
+    (_, run), *_ = jobs.claim_due(here(sleeper.pid), 0.1, now=T0 + 60)
+    time.sleep(0.2)  # its lease's awake time passes, unrenewed
+
+    (failed,) = jobs.recover(now=T0 + 61)
+
+    assert (failed.id, failed.status) == (run.id, "failed")
+    assert f"the daemon {here(sleeper.pid)} still runs but renewed no lease" in failed.detail
+    assert "stopped or stuck" in failed.detail
+    assert jobs.get(job.id).lease_owner is None
+
+
+def test_a_daemons_own_look_keeps_its_runs_whose_awake_time_ran_out(
+    jobs: CronJobs, sleeper: subprocess.Popen[bytes]
+) -> None:
+    # Its loop looking again is its loop running again: its runs live, and it renews next.
+    jobs.create("every 1m", "Sum up the logs", now=T0)
+    jobs.claim_due(here(sleeper.pid), 0.1, now=T0 + 60)
+    time.sleep(0.2)
+
+    assert jobs.claim_due(here(sleeper.pid), 60, now=T0 + 61) == []
+    assert [r.status for r in jobs.runs()] == ["running"]
 
 
 def test_a_lease_naming_a_pid_now_another_process_is_taken_back_before_it_runs_out(
@@ -212,11 +245,14 @@ def asleep_past_its_lease(
 
 
 @pytest.mark.slow
-def test_a_daemon_stopped_past_its_lease_keeps_its_run_and_finishes_it_once(
+def test_a_daemon_stopped_past_its_lease_has_its_run_taken_back_and_writes_nothing_over_it(
     hermes_cli: HermesCli,
 ) -> None:
+    # Before, a daemon SIGSTOPped (or stuck) kept its run for as long as it lived: `hermes cron
+    # list` said running, `hermes cron run` was refused, and the job never ran again.
     held = threading.Event()
-    with FakeModelServer([FakeTurn(text="the report", gate=held)]) as server:
+    turns = [FakeTurn(text="the report", gate=held), FakeTurn(text="the second report")]
+    with FakeModelServer(turns) as server:
         env = configure(hermes_cli, server)
         daemon, jobs, job = asleep_past_its_lease(hermes_cli, env, server)
         try:
@@ -224,17 +260,21 @@ def test_a_daemon_stopped_past_its_lease_keeps_its_run_and_finishes_it_once(
             again = hermes_cli.run("cron", "run", job, env=env, ok=False)
             daemon.process.send_signal(signal.SIGCONT)
             held.set()
-            wait_until(lambda: jobs.runs()[0].status != "running", 60, "the run to end")
+            wait_until(lambda: "was taken back" in daemon.lines(), 60, "the daemon to see it")
         finally:
             daemon.end()
         requests = len(server.requests)
 
-    assert listed[0]["state"] == "running", daemon.lines()
-    assert again.returncode != 0
-    assert "is running now" in again.stderr
-    (run,) = jobs.runs()
-    assert (run.status, run.output) == ("ok", "the report"), daemon.lines()
-    assert requests == 1  # the model was asked once: the job did not run twice
+    assert listed[0]["state"] != "running", daemon.lines()
+    assert listed[0]["last_run"]["status"] == "failed"
+    assert "renewed no lease" in listed[0]["last_run"]["detail"]
+    assert again.returncode == 0, again.stderr
+    first, second = sorted(jobs.runs(), key=lambda run: run.id)
+    assert (first.status, first.output) == ("failed", ""), daemon.lines()
+    assert "stopped or stuck" in first.detail
+    assert (second.status, second.output) == ("ok", "the second report")
+    assert requests == 2
+    assert jobs.get(job).lease_owner is None
 
 
 @pytest.mark.slow
