@@ -48,6 +48,14 @@ LATIN1_PAGE = (
 )
 """A French page with no charset of its own (no BOM, no meta): its server names one."""
 
+CZECH_TEXT = "Příliš žluťoučký kůň úpěl ďábelské ódy, řekl šťastný Čech. "
+CZECH_PAGE = (
+    '<!doctype html><html><head><meta http-equiv="Content-Type" content="text/html; '
+    'charset=windows-1250"><title>Žluťoučký kůň</title></head><body><article>'
+    f"<h1>Žluťoučký kůň</h1><p>{CZECH_TEXT * 4}</p><p>{CZECH_TEXT * 4}</p></article></body></html>"
+)
+"""A Czech page that names its charset in a ``<meta>`` only (windows-1250)."""
+
 LONG_ARTICLE = (
     b"<!doctype html><html><body><article><h1>A long article</h1>"
     + b"".join(
@@ -280,6 +288,8 @@ def local_site() -> Iterator[LocalSite]:
         "/latin1": lambda h: _send(
             h, 200, "text/html; charset=iso-8859-1", LATIN1_PAGE.encode("latin-1")
         ),
+        "/latin1-undeclared": lambda h: _send(h, 200, "text/html", LATIN1_PAGE.encode("latin-1")),
+        "/cp1250-in-meta": lambda h: _send(h, 200, "text/html", CZECH_PAGE.encode("cp1250")),
         "/utf8-said-latin1": lambda h: _send(
             h, 200, "text/html; charset=iso-8859-1", LATIN1_PAGE.encode("utf-8")
         ),

@@ -19,6 +19,7 @@ from local_site import (
     ARTICLE_TEXT,
     BIG_BYTES,
     BOMB_BYTES,
+    CZECH_TEXT,
     DRIP_BYTES,
     DRIP_PAUSE,
     FOOTER,
@@ -278,6 +279,26 @@ def test_the_charset_the_server_names_reads_an_html_page_that_names_none(
     for page in result.text_content.split("\n\n---\n\n"):
         assert page.startswith("# Café crème\n"), page[:80]
         assert LATIN1_TEXT.strip() in page
+
+
+def test_an_html_page_naming_no_charset_anywhere_and_not_utf8_is_read_as_windows_1252(
+    site: LocalSite,
+) -> None:
+    """Latin-1 French with no charset in the header nor the page: trafilatura's guess read it
+    as windows-1250 ("Café crčme", "brűlée"), and nothing said so. A browser reads it as
+    windows-1252 (WHATWG: the default of a page that names none); a charset the page names in
+    a ``<meta>`` (windows-1250 Czech, served with no charset) is still the one read."""
+    paths = ("/latin1-undeclared", "/cp1250-in-meta")
+    result = _extract([site.url(path, "news.example") for path in paths])
+
+    assert not result.is_error, result.text_content
+    french, czech = result.text_content.split("\n\n---\n\n")
+    assert french.startswith("# Café crème\n"), french[:80]
+    assert LATIN1_TEXT.strip() in french
+    assert "[the page names no charset and is not UTF-8: read as windows-1252]" in french
+    assert czech.startswith("# Žluťoučký kůň\n"), czech[:80]
+    assert CZECH_TEXT.strip() in czech
+    assert "windows-1252" not in czech
 
 
 def test_a_byte_order_mark_wins_over_the_charset_the_server_names(site: LocalSite) -> None:
