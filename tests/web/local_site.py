@@ -289,6 +289,9 @@ def local_site() -> Iterator[LocalSite]:
             h, 200, "text/html; charset=iso-8859-1", LATIN1_PAGE.encode("latin-1")
         ),
         "/latin1-undeclared": lambda h: _send(h, 200, "text/html", LATIN1_PAGE.encode("latin-1")),
+        "/latin1-odd-charset": lambda h: _send(
+            h, 200, "text/html; charset=x-foo", LATIN1_PAGE.encode("latin-1")
+        ),
         "/cp1250-in-meta": lambda h: _send(h, 200, "text/html", CZECH_PAGE.encode("cp1250")),
         "/utf8-said-latin1": lambda h: _send(
             h, 200, "text/html; charset=iso-8859-1", LATIN1_PAGE.encode("utf-8")

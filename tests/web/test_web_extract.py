@@ -301,6 +301,21 @@ def test_an_html_page_naming_no_charset_anywhere_and_not_utf8_is_read_as_windows
     assert "windows-1252" not in czech
 
 
+def test_an_html_page_in_a_charset_no_codec_reads_is_read_as_one_naming_none(
+    site: LocalSite,
+) -> None:
+    # As plain text is: a made-up charset says no more than none.
+    result = _extract([site.url("/latin1-odd-charset", "news.example")])
+
+    assert not result.is_error, result.text_content
+    assert result.text_content.startswith("# Café crème\n"), result.text_content[:80]
+    assert LATIN1_TEXT.strip() in result.text_content
+    assert (
+        "[the page's charset 'x-foo' is not a text encoding and the page is not UTF-8: read as "
+        "windows-1252]"
+    ) in result.text_content
+
+
 def test_a_byte_order_mark_wins_over_the_charset_the_server_names(site: LocalSite) -> None:
     # A UTF-16 file (a BOM first) served with the server's default charset was read in that
     # charset: U+FFFD for each accent of the page, a NUL between each letter of the text. A
