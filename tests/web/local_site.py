@@ -67,6 +67,9 @@ LONG_ARTICLE = (
 """1.3 MB of HTML, 20,000 paragraphs; gzipped (what /gzip-as-html serves, as text/html with no
 coding named), about 50 KB."""
 
+SLOW_TO_EXTRACT = b"<html><body>" + b"<p>a</p>" * 125_000 + b"</body></html>"
+"""1 MB of one-letter paragraphs: seconds of trafilatura's CPU (about 6 s a megabyte here)."""
+
 BIG_BYTES = 20 * 1024 * 1024
 _BIG_PARAGRAPH = (
     b"<p>Paragraph %d of the very long page, one of many until the page weighs twenty "
@@ -309,6 +312,7 @@ def local_site() -> Iterator[LocalSite]:
             b"<!doctype html><html><head><title>Dashboard</title>"
             b'<script src="/app.js"></script></head><body><div id="root"></div></body></html>',
         ),
+        "/slow-to-extract": lambda h: _send(h, 200, "text/html", SLOW_TO_EXTRACT),
         "/unclosed": lambda h: _send(h, 200, "text/html", b"<html><body>"),
         "/empty": lambda h: _send(h, 200, "text/html", b""),
     }

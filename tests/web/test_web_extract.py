@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from types import FrameType
 
 import anyio
 import pytest
@@ -424,6 +425,49 @@ def test_a_long_title_is_cut_between_the_letters_a_reader_sees(site: LocalSite) 
     assert marked.removesuffix("...").endswith("e\u0301")
     assert word == "W" * 297 + "..."
     assert cjk == ("川獺の谷" * 200)[:297] + "..."
+
+
+def _extracting() -> bool:
+    """Whether a thread of this process is in ``extract`` (trafilatura's work on a page)."""
+    for top in sys._current_frames().values():
+        frame: FrameType | None = top
+        while frame is not None:
+            code = frame.f_code
+            if code.co_name == "extract" and code.co_filename.endswith("web/extract.py"):
+                return True
+            frame = frame.f_back
+    return False
+
+
+def test_a_call_stopped_during_a_long_extraction_returns_without_waiting_for_it(
+    site: LocalSite,
+) -> None:
+    """A call stopped (its timeout, Ctrl-C) while trafilatura works on a page waited for the
+    extraction to end: stopped 2 s in, a 2 MB page of one-letter paragraphs held it 20 s. It
+    returns at once now, the extraction ending in its thread (docs/security.md says so)."""
+    settings = WebSettings(allowed_hosts=["news.example"])
+    handler = WebExtract(settings, fetcher_of(settings, NamesForTests()))
+
+    async def stopped_while_extracting() -> bool:
+        with anyio.CancelScope() as scope:
+
+            async def stop_once_extracting() -> None:
+                while not _extracting():
+                    await anyio.sleep(0.01)
+                scope.cancel()
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(stop_once_extracting)
+                await handler([site.url("/slow-to-extract", "news.example")])
+        return _extracting()
+
+    try:
+        assert anyio.run(stopped_while_extracting), "the call waited for the extraction's end"
+    finally:
+        for _ in range(12_000):  # its end, not to take the CPU of the tests that follow
+            if not _extracting():
+                break
+            time.sleep(0.01)
 
 
 def test_a_page_that_cannot_be_extracted_fails_its_url_and_the_others_are_kept(
