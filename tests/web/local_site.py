@@ -48,6 +48,14 @@ LATIN1_PAGE = (
 )
 """A French page with no charset of its own (no BOM, no meta): its server names one."""
 
+QUOTED_TEXT = "It\u2019s the \u201cbest\u201d caf\u00e9 in town \u2014 5 \u20ac a cup, they say. "
+QUOTED_PAGE = (
+    "<!doctype html><html><head><title>Caf\u00e9 \u201cNord\u201d</title></head><body><article>"
+    f"<p>{QUOTED_TEXT * 6}</p><p>{QUOTED_TEXT * 6}</p></article></body></html>"
+)
+"""Curly quotes, a dash and the euro sign: windows-1252's letters where ISO-8859-1 has control
+characters (0x80-0x9F), in a page its server says is ISO-8859-1, as many do."""
+
 CZECH_TEXT = "Příliš žluťoučký kůň úpěl ďábelské ódy, řekl šťastný Čech. "
 CZECH_PAGE = (
     '<!doctype html><html><head><meta http-equiv="Content-Type" content="text/html; '
@@ -294,6 +302,12 @@ def local_site() -> Iterator[LocalSite]:
         "/latin1-undeclared": lambda h: _send(h, 200, "text/html", LATIN1_PAGE.encode("latin-1")),
         "/latin1-odd-charset": lambda h: _send(
             h, 200, "text/html; charset=x-foo", LATIN1_PAGE.encode("latin-1")
+        ),
+        "/cp1252-said-latin1": lambda h: _send(
+            h, 200, "text/html; charset=iso-8859-1", QUOTED_PAGE.encode("cp1252")
+        ),
+        "/cp1252-said-ascii.txt": lambda h: _send(
+            h, 200, "text/plain; charset=us-ascii", QUOTED_TEXT.encode("cp1252")
         ),
         "/cp1250-in-meta": lambda h: _send(h, 200, "text/html", CZECH_PAGE.encode("cp1250")),
         "/utf8-said-latin1": lambda h: _send(

@@ -27,6 +27,7 @@ from local_site import (
     LATIN1_TEXT,
     MARKED_TITLE,
     NAVIGATION,
+    QUOTED_TEXT,
     LocalSite,
     gzip_bomb,
     local_site,
@@ -315,6 +316,21 @@ def test_an_html_page_in_a_charset_no_codec_reads_is_read_as_one_naming_none(
         "[the page's charset 'x-foo' is not a text encoding and the page is not UTF-8: read as "
         "windows-1252]"
     ) in result.text_content
+
+
+def test_a_page_said_to_be_iso_8859_1_or_ascii_is_read_as_windows_1252(site: LocalSite) -> None:
+    """As a browser reads them (WHATWG: these names are windows-1252's labels): read as
+    ISO-8859-1, the curly quotes, dash and euro sign of a windows-1252 page were control
+    characters, which extraction dropped ("Its the best caf\u00e9 in town  5  a cup"); plain
+    text said to be ASCII had a U+FFFD for each of them and its accents."""
+    paths = ("/cp1252-said-latin1", "/cp1252-said-ascii.txt")
+    result = _extract([site.url(path, "news.example") for path in paths])
+
+    assert not result.is_error, result.text_content
+    page, text = result.text_content.split("\n\n---\n\n")
+    assert page.startswith("# Caf\u00e9 \u201cNord\u201d\n"), ascii(page[:80])
+    assert QUOTED_TEXT.strip() in page
+    assert QUOTED_TEXT.strip() in text
 
 
 def test_a_byte_order_mark_wins_over_the_charset_the_server_names(site: LocalSite) -> None:
