@@ -82,7 +82,7 @@ def _decoded(body: bytes, charset: str | None, notes: list[str]) -> str:
     """``body`` in the charset the server named; one Python reads no text with (``rot13``, a
     made-up name) is the server's word, not a reason to fail: UTF-8, or windows-1252 for a
     body that is not UTF-8 (as one naming no charset), said in a note."""
-    named = charset or "utf-8"
+    named = _as_browsers_read(charset or "utf-8")
     try:
         return body.decode(named, errors="replace")
     except LookupError:
@@ -92,6 +92,17 @@ def _decoded(body: bytes, charset: str | None, notes: list[str]) -> str:
             return body.decode("utf-8", errors="replace")
         notes.append(f"{shown} and the page is not UTF-8: read as windows-1252")
         return body.decode("windows-1252", errors="replace")
+
+
+def _as_browsers_read(charset: str) -> str:
+    """``charset``, or windows-1252 for ISO-8859-1 and ASCII, which a browser reads as it
+    (WHATWG's labels of windows-1252): pages said to be one are most often the other, and its
+    bytes 0x80-0x9F are quotes, dashes and the euro sign, not control characters."""
+    try:
+        name = codecs.lookup(charset).name
+    except LookupError:
+        return charset
+    return "windows-1252" if name in ("iso8859-1", "ascii") else charset
 
 
 def _markup(body: bytes, charset: str | None, cap: int, notes: list[str]) -> str | None:
