@@ -34,6 +34,7 @@ def _no_link(*args: object, **kwargs: object) -> None:
     raise PermissionError(errno.EPERM, "Operation not permitted")  # as vfat answers link(2)
 
 
+_hooked: set[str] = set()
 _arrival: dict[str, Any] = {}
 """The file another program writes at the last moment: ``target`` (its path) and ``bytes``."""
 
@@ -47,9 +48,6 @@ def _other_program(event: str, args: tuple[Any, ...]) -> None:
     target, data = _arrival.pop("target"), _arrival.pop("bytes")  # once, and not for this write
     with open(target, "xb") as stream:
         stream.write(data)
-
-
-sys.addaudithook(_other_program)  # inert unless a test arms it (audit hooks stay for good)
 
 
 @pytest.fixture
@@ -67,6 +65,9 @@ def without_hard_links(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def _arrives(target: Path, data: bytes) -> None:
+    if "hooked" not in _hooked:  # once: an audit hook stays for the rest of the process
+        sys.addaudithook(_other_program)
+        _hooked.add("hooked")
     _arrival.update(target=str(target), bytes=data)
 
 
