@@ -9,8 +9,9 @@ model request (:func:`hermes_core.agent._requests.request_events`, for every pro
 tool call's arguments are made :func:`encodable` first, and so is a JSON-RPC message that
 pydantic cannot write (:func:`model_json`: ``hermes serve``'s answers over stdio, hermes' own
 to a stdio MCP server), the tools and results ``hermes serve`` hands the SDK's transports
-(:mod:`hermes_core._serve.convert`: its HTTP writer raised) and what ``hermes acp`` writes
-(:func:`json_line`). What hermes writes for itself
+(:mod:`hermes_core._serve.convert`: its HTTP writer raised), what ``hermes acp`` writes
+(:func:`json_line`), and the media tools' image prompt and speech text (exported to the
+bundled plugins). What hermes writes for itself
 (the transcript, the activity log) keeps the text as its JSON escape instead, which reads back
 as it was (docs/agent.md).
 """

@@ -97,6 +97,9 @@ if TYPE_CHECKING:
     from hermes_core._dotenv import (
         secret_variable as secret_variable,
     )
+    from hermes_core._encodable import (
+        encodable as encodable,
+    )
     from hermes_core._execution.memory_guard import (
         hide_host_memory as hide_host_memory,
     )

@@ -67,6 +67,16 @@ def joins(text: Sequence[str], at: int) -> bool:
     if not 0 < at < len(text):
         return False
     kind = _kind(text[at])
+    run = 0
+    if kind == _REGIONAL:
+        while at - run - 1 >= 0 and _kind(text[at - run - 1]) == _REGIONAL:
+            run += 1
+    return _joined(text, at, kind, run)
+
+
+def _joined(text: Sequence[str], at: int, kind: int, regional_before: int) -> bool:
+    """:func:`joins` for ``text[at]`` of ``kind``, given how many regional indicators run
+    right before it (a flag's second one follows an odd run)."""
     if kind in _JOINING:
         return True
     if text[at - 1] == _JOINER_CHAR:
@@ -77,19 +87,17 @@ def joins(text: Sequence[str], at: int) -> bool:
         while base > 0 and _kind(text[base]) in _JOINING:
             base -= 1
         return kind in _PICTOGRAPHS and base >= 0 and _kind(text[base]) in _PICTOGRAPHS
-    if kind == _REGIONAL:
-        run = 0
-        while at - run - 1 >= 0 and _kind(text[at - run - 1]) == _REGIONAL:
-            run += 1
-        return run % 2 == 1
-    return False
+    return kind == _REGIONAL and regional_before % 2 == 1
 
 
 def characters(text: str) -> Iterator[str]:
     """``text`` as the characters a person sees, each with its marks and joined parts."""
-    start = 0
+    # The run of regional indicators is counted as the text is read: counted back from each
+    # one (as joins does), a run of flags took time growing with its square.
+    start, run = 0, 0
     for at in range(1, len(text) + 1):
-        if at == len(text) or not joins(text, at):
+        run = run + 1 if _kind(text[at - 1]) == _REGIONAL else 0
+        if at == len(text) or not _joined(text, at, _kind(text[at]), run):
             yield text[start:at]
             start = at
 

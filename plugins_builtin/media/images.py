@@ -63,9 +63,9 @@ def openai_images(context: PluginContext) -> OpenAIImages:
 
 
 def _request(entry: MediaEntry, prompt: str, size: str | None, count: int) -> ImageRequest:
-    # A lone surrogate (JSON allows one) cannot go in a request as UTF-8: "?", as
-    # text_to_speech says it.
-    prompt = prompt.encode("utf-8", "replace").decode("utf-8")
+    from hermes_core._plugin_support import encodable
+
+    prompt = encodable(prompt)  # JSON allows a lone surrogate; no UTF-8 request holds one
     if not prompt.strip():
         raise MediaRefused("the prompt is empty")
     chosen = size or entry.image_size or None

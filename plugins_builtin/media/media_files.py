@@ -5,6 +5,7 @@ working directory; what a tool makes goes there (``path``) or under
 from __future__ import annotations
 
 import os
+import stat
 import time
 import uuid
 from pathlib import Path
@@ -78,9 +79,29 @@ def placed(made: Path, target: Path, raw: str) -> None:
         os.link(made, target)  # fails where a file is: never replaces it, unlike a rename
     except FileExistsError:
         raise MediaRefused(_exists(raw)) from None
-    except OSError:  # a file system without hard links
-        if os.path.lexists(target):
-            raise MediaRefused(_exists(raw)) from None
-        os.replace(made, target)
+    except OSError:  # a file system without hard links (FAT, some network shares)
+        _copied(made, target, raw)
     finally:
         made.unlink(missing_ok=True)
+
+
+def _copied(made: Path, target: Path, raw: str) -> None:
+    """``made`` copied to a new file ``target``, made only where no file is (``O_EXCL``: a
+    check, then a rename, replaced a file written between the two), with the same permission
+    bits and on the disk before it is said saved; a copy that fails is removed."""
+    import shutil
+
+    mode = stat.S_IMODE(made.stat().st_mode)
+    try:
+        handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    except FileExistsError:
+        raise MediaRefused(_exists(raw)) from None
+    try:
+        with os.fdopen(handle, "wb") as stream, made.open("rb") as source:
+            os.fchmod(stream.fileno(), mode)  # as a link keeps them, whatever the umask
+            shutil.copyfileobj(source, stream)
+            stream.flush()
+            os.fsync(stream.fileno())
+    except BaseException:
+        target.unlink(missing_ok=True)  # this call's own new file, never another's
+        raise

@@ -268,8 +268,9 @@ def build_speech_tool(entry: MediaEntry, env: Environment) -> Tool:
     async def text_to_speech(session: Session, text: str, path: str | None = None) -> ToolResult:
         if (refused := path_refusal("text_to_speech", path=path)) is not None:
             return refused
-        # A lone surrogate (JSON allows one) cannot be spoken nor written as UTF-8: "?".
-        text = text.strip().encode("utf-8", "replace").decode("utf-8")
+        from hermes_core._plugin_support import encodable
+
+        text = encodable(text.strip())  # JSON allows a lone surrogate; UTF-8 holds none
         if not text:
             return ToolResult.error("INVALID_ARGUMENTS", "text_to_speech: the text is empty")
         if "\x00" in text:

@@ -100,7 +100,11 @@ class WebExtract:
 
         page = await fetcher.fetch(url)
         settings = self.settings
-        got = await anyio.to_thread.run_sync(extract, page, settings.max_chars, settings.max_bytes)
+        # A call stopped (its timeout, Ctrl-C) returns at once: the extraction cannot be
+        # interrupted and ends in its thread, bounded by max_bytes (docs/security.md).
+        got = await anyio.to_thread.run_sync(
+            extract, page, settings.max_chars, settings.max_bytes, abandon_on_cancel=True
+        )
         lines = [f"# {got.title}" if got.title else "# (untitled)", f"URL: {page.final_url}"]
         if page.redirects:
             lines.append(f"(redirected from {page.url})")

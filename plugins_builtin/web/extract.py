@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import codecs
 import logging
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,10 @@ NO_TEXT: str = (
 )
 
 
+NO_CHARSET: str = "the page names no charset and is not UTF-8: read as windows-1252"
+_META_CHARSET = re.compile(rb"<meta\s[^>]*?charset\s*=\s*[\"']?\s*([-\w.:]+)", re.IGNORECASE)
+"""A charset a page names in a ``<meta>`` (``charset=``, or the ``content`` of an
+``http-equiv``), looked for in its first 1024 bytes as a browser does (WHATWG, "prescan")."""
 MAX_TITLE = 300
 """The longest title given (as web_search's titles): a page's <title> may be megabytes."""
 _COMPRESSED = (b"\x1f\x8b\x08", b"\x28\xb5\x2f\xfd")
@@ -43,7 +48,7 @@ def extract(page: Page, max_chars: int, max_bytes: int) -> Extracted:
     itself expands to ``max_bytes`` at most."""
     notes: list[str] = []
     if page.kind == "html":
-        markup = _markup(page.body, page.charset, max_bytes)
+        markup = _markup(page.body, page.charset, max_bytes, notes)
         title, text, whole = _html(markup) if markup is not None else ("", "", False)
         if markup is None:
             notes.append(
@@ -60,7 +65,7 @@ def extract(page: Page, max_chars: int, max_bytes: int) -> Extracted:
             # JSON is UTF-8 by its RFC; text with no name and not UTF-8 is most likely the
             # web's default, windows-1252 (what a browser reads it as here, WHATWG).
             charset = "windows-1252"
-            notes.append("the page names no charset and is not UTF-8: read as windows-1252")
+            notes.append(NO_CHARSET)
         title, text = "", _decoded(page.body, charset, notes)
     title = shortened(title, MAX_TITLE)  # the page's to choose, as its text is: bounded too
     chars = len(text)
@@ -77,7 +82,7 @@ def _decoded(body: bytes, charset: str | None, notes: list[str]) -> str:
     """``body`` in the charset the server named; one Python reads no text with (``rot13``, a
     made-up name) is the server's word, not a reason to fail: UTF-8, or windows-1252 for a
     body that is not UTF-8 (as one naming no charset), said in a note."""
-    named = charset or "utf-8"
+    named = _as_browsers_read(charset or "utf-8")
     try:
         return body.decode(named, errors="replace")
     except LookupError:
@@ -89,16 +94,28 @@ def _decoded(body: bytes, charset: str | None, notes: list[str]) -> str:
         return body.decode("windows-1252", errors="replace")
 
 
-def _markup(body: bytes, charset: str | None, cap: int) -> str | None:
+def _as_browsers_read(charset: str) -> str:
+    """``charset``, or windows-1252 for ISO-8859-1 and ASCII, which a browser reads as it
+    (WHATWG's labels of windows-1252): pages said to be one are most often the other, and its
+    bytes 0x80-0x9F are quotes, dashes and the euro sign, not control characters."""
+    try:
+        name = codecs.lookup(charset).name
+    except LookupError:
+        return charset
+    return "windows-1252" if name in ("iso8859-1", "ascii") else charset
+
+
+def _markup(body: bytes, charset: str | None, cap: int, notes: list[str]) -> str | None:
     """``body`` as text for trafilatura, or ``None`` for a compressed file that expands past
     ``cap`` bytes or to another compressed file. A body that is a compressed file (gzip,
     zlib, what trafilatura expands by its magic number, whatever charset the server named) is
     expanded first, to ``cap`` bytes at most: given bytes, trafilatura expands it to its own
     20 MB (56 KB read were 18 MB of HTML, 1 GB of memory and minutes of CPU). Then the charset
-    the server named, when the body is not UTF-8 (trafilatura ignores the header: it reads
-    UTF-8, else guesses, and guessed windows-1250 for Latin-1 French); otherwise as trafilatura
-    reads bytes (UTF-8, a guess). A body in valid UTF-8 is UTF-8 whatever the header says: no
-    page of another charset with a non-ASCII letter is valid UTF-8 by chance."""
+    the server named, else the one the page names in a ``<meta>``, when the body is not UTF-8;
+    naming none that Python reads, windows-1252, as a browser reads it (WHATWG), said in a
+    note (trafilatura ignores both: it reads UTF-8, else guesses, and guessed windows-1250 for
+    Latin-1 French). A body in valid UTF-8 is UTF-8 whatever the header says: no page of
+    another charset with a non-ASCII letter is valid UTF-8 by chance."""
     try:
         from trafilatura.utils import decode_file, handle_compressed_file
     except ImportError:  # a trafilatura that moved them: UTF-8, which it reads first too
@@ -112,13 +129,25 @@ def _markup(body: bytes, charset: str | None, cap: int) -> str | None:
             body = expanded
         elif body.startswith(_COMPRESSED):  # past the cap (or cut short by max_bytes)
             return None
-    charset = _bom(body) or charset  # as a browser reads it: a BOM before the header
-    if charset is not None and not _utf8(body):
-        try:
-            return body.decode(charset, errors="replace")
-        except LookupError:  # a name no codec has: the header says nothing useful
-            pass
-    return decode_file(body, max_size=cap)
+    if _utf8(body):
+        return decode_file(body, max_size=cap)
+    # As a browser reads it: a BOM before the header, the header before the page's <meta>.
+    charset = _bom(body) or charset or _meta_charset(body)
+    if charset is None:
+        notes.append(NO_CHARSET)
+        return body.decode("windows-1252", errors="replace")
+    return _decoded(body, charset, notes)
+
+
+def _meta_charset(body: bytes) -> str | None:
+    """The charset the page names in a ``<meta>`` of its first 1024 bytes, if any; a UTF-16
+    one is UTF-8, as a browser takes it (a page whose ``<meta>`` can be read this way is not
+    UTF-16)."""
+    found = _META_CHARSET.search(body[:1024])
+    if found is None:
+        return None
+    named = found.group(1).decode("ascii", errors="replace")
+    return "utf-8" if named.lower().replace("_", "-").startswith("utf-16") else named
 
 
 def _bom(body: bytes) -> str | None:

@@ -602,10 +602,11 @@ def test_an_image_extension_of_another_type_is_replaced_by_the_drawn_ones_and_sa
     assert bare.structured["paths"] == [str(tmp_path.resolve() / "owl")]
 
 
-def test_a_lone_surrogate_in_the_prompt_is_drawn_as_a_question_mark_as_text_to_speech_says_it(
+def test_a_lone_surrogate_in_the_prompt_is_sent_as_a_replacement_character(
     hermes_env: Environment, tmp_path: Path
 ) -> None:
-    # JSON allows a lone surrogate; no request can carry one as UTF-8.
+    # JSON allows a lone surrogate; no request can carry one as UTF-8: U+FFFD, as every model
+    # request and MCP call sends one (hermes_core/_encodable.py).
     with FakeModelServer() as server:
         host = media_host(hermes_env, media=openai_media(server.openai_base_url))
         try:
@@ -614,7 +615,7 @@ def test_a_lone_surrogate_in_the_prompt_is_drawn_as_a_question_mark_as_text_to_s
             host.close()
         requests = server.requests
     assert not result.is_error, result.text_content
-    assert requests[0].body["prompt"] == "a fox ? at dusk"
+    assert requests[0].body["prompt"] == "a fox \ufffd at dusk"
 
 
 def test_a_file_already_under_the_drawn_types_name_is_kept_and_none_is_saved(

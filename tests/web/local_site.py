@@ -48,6 +48,22 @@ LATIN1_PAGE = (
 )
 """A French page with no charset of its own (no BOM, no meta): its server names one."""
 
+QUOTED_TEXT = "It\u2019s the \u201cbest\u201d caf\u00e9 in town \u2014 5 \u20ac a cup, they say. "
+QUOTED_PAGE = (
+    "<!doctype html><html><head><title>Caf\u00e9 \u201cNord\u201d</title></head><body><article>"
+    f"<p>{QUOTED_TEXT * 6}</p><p>{QUOTED_TEXT * 6}</p></article></body></html>"
+)
+"""Curly quotes, a dash and the euro sign: windows-1252's letters where ISO-8859-1 has control
+characters (0x80-0x9F), in a page its server says is ISO-8859-1, as many do."""
+
+CZECH_TEXT = "Příliš žluťoučký kůň úpěl ďábelské ódy, řekl šťastný Čech. "
+CZECH_PAGE = (
+    '<!doctype html><html><head><meta http-equiv="Content-Type" content="text/html; '
+    'charset=windows-1250"><title>Žluťoučký kůň</title></head><body><article>'
+    f"<h1>Žluťoučký kůň</h1><p>{CZECH_TEXT * 4}</p><p>{CZECH_TEXT * 4}</p></article></body></html>"
+)
+"""A Czech page that names its charset in a ``<meta>`` only (windows-1250)."""
+
 LONG_ARTICLE = (
     b"<!doctype html><html><body><article><h1>A long article</h1>"
     + b"".join(
@@ -58,6 +74,9 @@ LONG_ARTICLE = (
 )
 """1.3 MB of HTML, 20,000 paragraphs; gzipped (what /gzip-as-html serves, as text/html with no
 coding named), about 50 KB."""
+
+SLOW_TO_EXTRACT = b"<html><body>" + b"<p>a</p>" * 125_000 + b"</body></html>"
+"""1 MB of one-letter paragraphs: seconds of trafilatura's CPU (about 6 s a megabyte here)."""
 
 BIG_BYTES = 20 * 1024 * 1024
 _BIG_PARAGRAPH = (
@@ -280,6 +299,17 @@ def local_site() -> Iterator[LocalSite]:
         "/latin1": lambda h: _send(
             h, 200, "text/html; charset=iso-8859-1", LATIN1_PAGE.encode("latin-1")
         ),
+        "/latin1-undeclared": lambda h: _send(h, 200, "text/html", LATIN1_PAGE.encode("latin-1")),
+        "/latin1-odd-charset": lambda h: _send(
+            h, 200, "text/html; charset=x-foo", LATIN1_PAGE.encode("latin-1")
+        ),
+        "/cp1252-said-latin1": lambda h: _send(
+            h, 200, "text/html; charset=iso-8859-1", QUOTED_PAGE.encode("cp1252")
+        ),
+        "/cp1252-said-ascii.txt": lambda h: _send(
+            h, 200, "text/plain; charset=us-ascii", QUOTED_TEXT.encode("cp1252")
+        ),
+        "/cp1250-in-meta": lambda h: _send(h, 200, "text/html", CZECH_PAGE.encode("cp1250")),
         "/utf8-said-latin1": lambda h: _send(
             h, 200, "text/html; charset=iso-8859-1", LATIN1_PAGE.encode("utf-8")
         ),
@@ -296,6 +326,7 @@ def local_site() -> Iterator[LocalSite]:
             b"<!doctype html><html><head><title>Dashboard</title>"
             b'<script src="/app.js"></script></head><body><div id="root"></div></body></html>',
         ),
+        "/slow-to-extract": lambda h: _send(h, 200, "text/html", SLOW_TO_EXTRACT),
         "/unclosed": lambda h: _send(h, 200, "text/html", b"<html><body>"),
         "/empty": lambda h: _send(h, 200, "text/html", b""),
     }

@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from types import FrameType
 
 import anyio
 import pytest
@@ -19,12 +20,14 @@ from local_site import (
     ARTICLE_TEXT,
     BIG_BYTES,
     BOMB_BYTES,
+    CZECH_TEXT,
     DRIP_BYTES,
     DRIP_PAUSE,
     FOOTER,
     LATIN1_TEXT,
     MARKED_TITLE,
     NAVIGATION,
+    QUOTED_TEXT,
     LocalSite,
     gzip_bomb,
     local_site,
@@ -280,6 +283,56 @@ def test_the_charset_the_server_names_reads_an_html_page_that_names_none(
         assert LATIN1_TEXT.strip() in page
 
 
+def test_an_html_page_naming_no_charset_anywhere_and_not_utf8_is_read_as_windows_1252(
+    site: LocalSite,
+) -> None:
+    """Latin-1 French with no charset in the header nor the page: trafilatura's guess read it
+    as windows-1250 ("Café crčme", "brűlée"), and nothing said so. A browser reads it as
+    windows-1252 (WHATWG: the default of a page that names none); a charset the page names in
+    a ``<meta>`` (windows-1250 Czech, served with no charset) is still the one read."""
+    paths = ("/latin1-undeclared", "/cp1250-in-meta")
+    result = _extract([site.url(path, "news.example") for path in paths])
+
+    assert not result.is_error, result.text_content
+    french, czech = result.text_content.split("\n\n---\n\n")
+    assert french.startswith("# Café crème\n"), french[:80]
+    assert LATIN1_TEXT.strip() in french
+    assert "[the page names no charset and is not UTF-8: read as windows-1252]" in french
+    assert czech.startswith("# Žluťoučký kůň\n"), czech[:80]
+    assert CZECH_TEXT.strip() in czech
+    assert "windows-1252" not in czech
+
+
+def test_an_html_page_in_a_charset_no_codec_reads_is_read_as_one_naming_none(
+    site: LocalSite,
+) -> None:
+    # As plain text is: a made-up charset says no more than none.
+    result = _extract([site.url("/latin1-odd-charset", "news.example")])
+
+    assert not result.is_error, result.text_content
+    assert result.text_content.startswith("# Café crème\n"), result.text_content[:80]
+    assert LATIN1_TEXT.strip() in result.text_content
+    assert (
+        "[the page's charset 'x-foo' is not a text encoding and the page is not UTF-8: read as "
+        "windows-1252]"
+    ) in result.text_content
+
+
+def test_a_page_said_to_be_iso_8859_1_or_ascii_is_read_as_windows_1252(site: LocalSite) -> None:
+    """As a browser reads them (WHATWG: these names are windows-1252's labels): read as
+    ISO-8859-1, the curly quotes, dash and euro sign of a windows-1252 page were control
+    characters, which extraction dropped ("Its the best caf\u00e9 in town  5  a cup"); plain
+    text said to be ASCII had a U+FFFD for each of them and its accents."""
+    paths = ("/cp1252-said-latin1", "/cp1252-said-ascii.txt")
+    result = _extract([site.url(path, "news.example") for path in paths])
+
+    assert not result.is_error, result.text_content
+    page, text = result.text_content.split("\n\n---\n\n")
+    assert page.startswith("# Caf\u00e9 \u201cNord\u201d\n"), ascii(page[:80])
+    assert QUOTED_TEXT.strip() in page
+    assert QUOTED_TEXT.strip() in text
+
+
 def test_a_byte_order_mark_wins_over_the_charset_the_server_names(site: LocalSite) -> None:
     # A UTF-16 file (a BOM first) served with the server's default charset was read in that
     # charset: U+FFFD for each accent of the page, a NUL between each letter of the text. A
@@ -388,6 +441,49 @@ def test_a_long_title_is_cut_between_the_letters_a_reader_sees(site: LocalSite) 
     assert marked.removesuffix("...").endswith("e\u0301")
     assert word == "W" * 297 + "..."
     assert cjk == ("川獺の谷" * 200)[:297] + "..."
+
+
+def _extracting() -> bool:
+    """Whether a thread of this process is in ``extract`` (trafilatura's work on a page)."""
+    for top in sys._current_frames().values():
+        frame: FrameType | None = top
+        while frame is not None:
+            code = frame.f_code
+            if code.co_name == "extract" and code.co_filename.endswith("web/extract.py"):
+                return True
+            frame = frame.f_back
+    return False
+
+
+def test_a_call_stopped_during_a_long_extraction_returns_without_waiting_for_it(
+    site: LocalSite,
+) -> None:
+    """A call stopped (its timeout, Ctrl-C) while trafilatura works on a page waited for the
+    extraction to end: stopped 2 s in, a 2 MB page of one-letter paragraphs held it 20 s. It
+    returns at once now, the extraction ending in its thread (docs/security.md says so)."""
+    settings = WebSettings(allowed_hosts=["news.example"])
+    handler = WebExtract(settings, fetcher_of(settings, NamesForTests()))
+
+    async def stopped_while_extracting() -> bool:
+        with anyio.CancelScope() as scope:
+
+            async def stop_once_extracting() -> None:
+                while not _extracting():
+                    await anyio.sleep(0.01)
+                scope.cancel()
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(stop_once_extracting)
+                await handler([site.url("/slow-to-extract", "news.example")])
+        return _extracting()
+
+    try:
+        assert anyio.run(stopped_while_extracting), "the call waited for the extraction's end"
+    finally:
+        for _ in range(12_000):  # its end, not to take the CPU of the tests that follow
+            if not _extracting():
+                break
+            time.sleep(0.01)
 
 
 def test_a_page_that_cannot_be_extracted_fails_its_url_and_the_others_are_kept(

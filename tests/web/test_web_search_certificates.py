@@ -1,11 +1,13 @@
 """A search provider behind HTTPS with a certificate this machine does not trust (a SearXNG
 instance's own, self-signed): the error says so in one line and names SSL_CERT_FILE, not the raw
-SSL error; against a real HTTPS server on 127.0.0.1 with a self-signed certificate."""
+SSL error, and a hermes started with SSL_CERT_FILE naming that certificate reaches it; against a
+real HTTPS server on 127.0.0.1 with a self-signed certificate."""
 
 from __future__ import annotations
 
 import datetime
 import ipaddress
+import json
 import ssl
 import threading
 from collections.abc import Iterator
@@ -21,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from hermes_core import Config, Environment
-from hermes_core.testing import make_host
+from hermes_core.testing import HermesCli, make_host
 
 
 def _self_signed(folder: Path) -> tuple[Path, Path]:
@@ -57,7 +59,8 @@ def _self_signed(folder: Path) -> tuple[Path, Path]:
 
 class _Answer(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
-        body = b'{"results": [], "web": {"results": []}}'
+        found = {"url": "https://otters.example/", "title": "Otters", "content": "They swim."}
+        body = json.dumps({"results": [found], "web": {"results": []}}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -69,8 +72,14 @@ class _Answer(BaseHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def https_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    cert_file, key_file = _self_signed(tmp_path_factory.mktemp("certificate"))
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The server's self-signed certificate (its own authority) and its key."""
+    return _self_signed(tmp_path_factory.mktemp("certificate"))
+
+
+@pytest.fixture(scope="module")
+def https_url(certificate: tuple[Path, Path]) -> Iterator[str]:
+    cert_file, key_file = certificate
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert_file, key_file)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Answer)
@@ -109,3 +118,31 @@ def test_an_untrusted_certificate_is_said_with_what_to_do(
     assert "SSL_CERT_FILE" in text
     assert "[SSL: CERTIFICATE_VERIFY_FAILED]" not in text
     assert "\n" not in text
+
+
+@pytest.mark.subprocess
+def test_a_hermes_started_with_ssl_cert_file_naming_the_certificate_reaches_the_server(
+    hermes_cli: HermesCli, https_url: str, certificate: tuple[Path, Path]
+) -> None:
+    """SSL_CERT_FILE is read when the process builds its TLS context: the hermes command given
+    the server's certificate in it searches; the same command without it is refused in one
+    line that names SSL_CERT_FILE."""
+    hermes_cli.config.write_text(
+        "plugins:\n  entries:\n    web:\n      search_provider: searxng\n"
+        f"    searxng:\n      url: {https_url}\n",
+        encoding="utf-8",
+    )
+    call = ("tools", "call", "web_search", '{"query": "otters"}')
+
+    trusted = hermes_cli.run(
+        *call, env=hermes_cli.variables(SSL_CERT_FILE=str(certificate[0])), ok=False
+    )
+    refused = hermes_cli.run(*call, ok=False)
+
+    assert trusted.returncode == 0, trusted.stderr[-3000:]
+    assert "https://otters.example/" in trusted.stdout
+    assert refused.returncode != 0, refused.stdout
+    assert "certificate is not trusted (self-signed certificate)" in refused.stderr
+    assert "set SSL_CERT_FILE to a PEM file" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert "https://otters.example/" not in refused.stdout
