@@ -56,6 +56,25 @@ QUOTED_PAGE = (
 """Curly quotes, a dash and the euro sign: windows-1252's letters where ISO-8859-1 has control
 characters (0x80-0x9F), in a page its server says is ISO-8859-1, as many do."""
 
+UNDECLARED_TEXTS = {
+    "shift_jis": "東京の天気は晴れです。今日は公園へ散歩に行きましょう、と友達が言いました。",
+    "gbk": "北京今天天气很好，我们去公园散步吧，朋友们都这么说。",
+    "euc-kr": "오늘 서울 날씨가 좋습니다. 공원에 산책하러 갑시다, 친구들이 말했습니다.",
+    "cp1251": "Сегодня в Москве хорошая погода, пойдём гулять в парк, говорят друзья. ",
+}
+"""Text of pages in the older charsets of other scripts, served naming no charset anywhere."""
+
+
+def undeclared_page(charset: str) -> bytes:
+    """An article in ``charset``'s script, in that charset, naming no charset anywhere."""
+    text = UNDECLARED_TEXTS[charset]
+    page = (
+        f"<!doctype html><html><head><title>{text[:8]}</title></head><body><article>"
+        f"<h1>{text[:8]}</h1><p>{text * 4}</p><p>{text * 4}</p></article></body></html>"
+    )
+    return page.encode(charset)
+
+
 CZECH_TEXT = "Příliš žluťoučký kůň úpěl ďábelské ódy, řekl šťastný Čech. "
 CZECH_PAGE = (
     '<!doctype html><html><head><meta http-equiv="Content-Type" content="text/html; '
@@ -309,6 +328,20 @@ def local_site() -> Iterator[LocalSite]:
         "/cp1252-said-ascii.txt": lambda h: _send(
             h, 200, "text/plain; charset=us-ascii", QUOTED_TEXT.encode("cp1252")
         ),
+        **{
+            f"/undeclared-{charset}": (
+                lambda h, charset=charset: _send(h, 200, "text/html", undeclared_page(charset))
+            )
+            for charset in UNDECLARED_TEXTS
+        },
+        **{
+            f"/undeclared-{charset}.txt": (
+                lambda h, charset=charset: _send(
+                    h, 200, "text/plain", (UNDECLARED_TEXTS[charset] * 4).encode(charset)
+                )
+            )
+            for charset in UNDECLARED_TEXTS
+        },
         "/cp1250-in-meta": lambda h: _send(h, 200, "text/html", CZECH_PAGE.encode("cp1250")),
         "/utf8-said-latin1": lambda h: _send(
             h, 200, "text/html; charset=iso-8859-1", LATIN1_PAGE.encode("utf-8")

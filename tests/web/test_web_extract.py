@@ -28,6 +28,7 @@ from local_site import (
     MARKED_TITLE,
     NAVIGATION,
     QUOTED_TEXT,
+    UNDECLARED_TEXTS,
     LocalSite,
     gzip_bomb,
     local_site,
@@ -301,6 +302,27 @@ def test_an_html_page_naming_no_charset_anywhere_and_not_utf8_is_read_as_windows
     assert czech.startswith("# Žluťoučký kůň\n"), czech[:80]
     assert CZECH_TEXT.strip() in czech
     assert "windows-1252" not in czech
+
+
+@pytest.mark.parametrize("charset", sorted(UNDECLARED_TEXTS))
+def test_an_html_page_of_another_script_naming_no_charset_is_read_in_its_own(
+    site: LocalSite, charset: str
+) -> None:
+    """A Japanese, Chinese, Korean or Russian page in its older charset (Shift_JIS, GBK,
+    EUC-KR, windows-1251) that names none, and plain text alike: windows-1252 made every letter
+    of it mojibake. A browser guesses these from the bytes (as trafilatura did for a page), and
+    says nothing; the page is read in the charset its bytes show, and the note says which."""
+    paths = (f"/undeclared-{charset}", f"/undeclared-{charset}.txt")
+    result = _extract([site.url(path, "news.example") for path in paths])
+
+    assert not result.is_error, result.text_content
+    text = UNDECLARED_TEXTS[charset]
+    page, plain = result.text_content.split("\n\n---\n\n")
+    assert page.startswith(f"# {text[:8]}\n"), page[:80]
+    for got in (page, plain):
+        assert text.strip() in got, got[:300]
+        assert "the page names no charset and is not UTF-8: read as" in got
+        assert "windows-1252" not in got
 
 
 def test_an_html_page_in_a_charset_no_codec_reads_is_read_as_one_naming_none(
