@@ -23,6 +23,22 @@ NO_TEXT: str = (
 
 
 NO_CHARSET: str = "the page names no charset and is not UTF-8: read as windows-1252"
+_OTHER_SCRIPTS: dict[str, tuple[str, ...]] = {
+    "Japanese": ("cp932", "shift_jis", "shift_jis_2004", "shift_jisx0213", "euc_jp"),
+    "Japanese (EUC, ISO-2022)": ("euc_jis_2004", "euc_jisx0213", "iso2022_jp", "iso2022_jp_2"),
+    "Chinese": ("gb2312", "gbk", "gb18030", "hz", "big5", "big5hkscs", "cp950"),
+    "Korean": ("cp949", "euc_kr", "johab", "iso2022_kr"),
+    "Cyrillic": ("cp1251", "koi8-r", "koi8-u", "iso8859-5", "cp866", "mac-cyrillic", "cp855"),
+    "Greek": ("cp1253", "iso8859-7", "mac-greek"),
+    "Hebrew": ("cp1255", "iso8859-8", "cp862"),
+    "Arabic": ("cp1256", "iso8859-6", "cp720", "cp864"),
+    "Thai": ("cp874", "tis-620"),
+}
+"""The charsets (Python's codec names) of scripts other than Latin a page naming none is read in
+when its bytes show one (:func:`_undeclared`): CJK, Cyrillic, Greek, Hebrew, Arabic, Thai."""
+_GUESSED_FROM = 20_000
+"""How many bytes of a page naming no charset its charset is guessed from (a browser looks at
+the first few kilobytes too)."""
 _META_CHARSET = re.compile(rb"<meta\s[^>]*?charset\s*=\s*[\"']?\s*([-\w.:]+)", re.IGNORECASE)
 """A charset a page names in a ``<meta>`` (``charset=``, or the ``content`` of an
 ``http-equiv``), looked for in its first 1024 bytes as a browser does (WHATWG, "prescan")."""
@@ -62,10 +78,8 @@ def extract(page: Page, max_chars: int, max_bytes: int) -> Extracted:
     else:
         charset = _bom(page.body) or page.charset
         if charset is None and page.content_type.startswith("text/") and not _utf8(page.body):
-            # JSON is UTF-8 by its RFC; text with no name and not UTF-8 is most likely the
-            # web's default, windows-1252 (what a browser reads it as here, WHATWG).
-            charset = "windows-1252"
-            notes.append(NO_CHARSET)
+            # JSON is UTF-8 by its RFC; text with no name is read as a page naming none.
+            charset = _undeclared(page.body, notes)
         title, text = "", _decoded(page.body, charset, notes)
     title = shortened(title, MAX_TITLE)  # the page's to choose, as its text is: bounded too
     chars = len(text)
@@ -134,9 +148,32 @@ def _markup(body: bytes, charset: str | None, cap: int, notes: list[str]) -> str
     # As a browser reads it: a BOM before the header, the header before the page's <meta>.
     charset = _bom(body) or charset or _meta_charset(body)
     if charset is None:
-        notes.append(NO_CHARSET)
-        return body.decode("windows-1252", errors="replace")
+        return body.decode(_undeclared(body, notes), errors="replace")
     return _decoded(body, charset, notes)
+
+
+def _undeclared(body: bytes, notes: list[str]) -> str:
+    """The charset ``body``, a page naming none and not UTF-8, is read in, said in a note: the
+    one its first bytes show when that is of another script than Latin (Shift_JIS, GBK,
+    windows-1251: see :data:`_OTHER_SCRIPTS`), as a browser guesses them; else windows-1252,
+    the web's default (WHATWG), where a guess between Latin charsets is wrong as often as not
+    (windows-1250 for French)."""
+    from charset_normalizer import from_bytes
+
+    sample = body[:_GUESSED_FROM]
+    if len(body) > _GUESSED_FROM and (line_end := sample.rfind(b"\n")) > 0:
+        sample = sample[:line_end]  # not half a character of a multi-byte charset
+    best = from_bytes(sample).best()
+    if best is not None:
+        guessed = codecs.lookup(best.encoding).name
+        if any(guessed in names for names in _OTHER_SCRIPTS.values()):
+            notes.append(
+                f"the page names no charset and is not UTF-8: read as {guessed}, "
+                "guessed from its bytes"
+            )
+            return guessed
+    notes.append(NO_CHARSET)
+    return "windows-1252"
 
 
 def _meta_charset(body: bytes) -> str | None:
