@@ -147,6 +147,8 @@ def test_a_refused_observer_shell_hook_is_not_run_and_the_call_goes_on(
         ("nice -n 5 uv run audit", "pyproject.toml", "`uv run` reads"),
         ("setsid uv run audit", "pyproject.toml", "`uv run` reads"),
         ("bash -o pipefail -c 'uv run audit | jq .'", "pyproject.toml", "`uv run` reads"),
+        ("uv run audit <<'EOF'\n{}\nEOF", "pyproject.toml", "`uv run` reads"),
+        ("echo a; uv run audit <<EOF\n$(date)\nEOF", "pyproject.toml", "`uv run` reads"),
         ("env -i python3 -m audit_hook", "README.md", "write `env -i PYTHONSAFEPATH=1 python3"),
         ("npx -y audit-hook", "README.md", "write `npx --prefix"),
         ("deno run npm:audit-hook", "README.md", "write `deno run --no-config npm:audit-hook`"),
@@ -166,6 +168,7 @@ def test_a_refused_observer_shell_hook_is_not_run_and_the_call_goes_on(
         ("command -v npx >/dev/null && jq -c .", "README.md", None),  # looked up, not run
         ("command -V uv", "pyproject.toml", None),
         ("echo 'uv run audit'", "pyproject.toml", None),
+        ("jq -c . <<'EOF'\nuv run audit\nEOF", "pyproject.toml", None),  # what jq reads
     ],
 )
 def test_which_shell_hooks_are_refused_in_a_gated_project(
