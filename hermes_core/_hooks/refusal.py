@@ -104,8 +104,14 @@ def _line_refusal(line: str, cwd: Path, env: Environment, depth: int) -> str | N
             continue
         if (said := _command_refusal(name, args, cwd, env)) is not None:
             return said
-    # Past what the segments show (after a here-document, which is not split): still read.
-    return substitutions_in(lifted) if split.unparseable else None
+    if not split.unparseable:
+        return None
+    # A here-document is not split: its command is read from the line before it (its text,
+    # data for that command, is not), and the substitutions past it still run here.
+    here = lifted.find("<<")
+    if here > 0 and (said := _line_refusal(lifted[:here], cwd, env, depth)) is not None:
+        return said
+    return substitutions_in(lifted)
 
 
 def _command_refusal(name: str, args: list[str], cwd: Path, env: Environment) -> str | None:
