@@ -149,12 +149,20 @@ def test_a_refused_observer_shell_hook_is_not_run_and_the_call_goes_on(
         ("bash -o pipefail -c 'uv run audit | jq .'", "pyproject.toml", "`uv run` reads"),
         ("uv run audit <<'EOF'\n{}\nEOF", "pyproject.toml", "`uv run` reads"),
         ("echo a; uv run audit <<EOF\n$(date)\nEOF", "pyproject.toml", "`uv run` reads"),
+        ("cd tools && uv run audit", "pyproject.toml", "`uv run` reads"),  # still the project's
+        ("(cd ~/tools && make); uv run audit", "pyproject.toml", "`uv run` reads"),
+        ("pushd ~/tools; popd; uv run audit", "pyproject.toml", "`uv run` reads"),
+        ("cd ~/tools && uv run a; cd - && uv run audit", "pyproject.toml", None),  # cd -: unknown
         ("env -i python3 -m audit_hook", "README.md", "write `env -i PYTHONSAFEPATH=1 python3"),
         ("npx -y audit-hook", "README.md", "write `npx --prefix"),
         ("deno run npm:audit-hook", "README.md", "write `deno run --no-config npm:audit-hook`"),
         ("python3 -E -m audit_hook", "README.md", "write `python3 -P -E -m audit_hook`"),
         ("uv run audit", "README.md", None),
         ("cd ~/tools && uv run audit", "pyproject.toml", None),  # runs in a folder of its own
+        ("pushd ~/tools && uv run audit", "pyproject.toml", None),
+        ("cd && uv run audit", "pyproject.toml", None),  # to $HOME
+        ("cd .. && uv run audit", "pyproject.toml", None),
+        ('cd "$TOOLS" && uv run audit', "pyproject.toml", None),  # known when it runs
         ("uv --directory ~/tools run audit", "pyproject.toml", None),
         ("$UV run audit", "pyproject.toml", None),  # known only when the shell runs it
         ("uvx audit", "uv.toml", None),
