@@ -12,6 +12,7 @@ first command that changes directory (``cd``).
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Sequence
@@ -77,41 +78,87 @@ def _line_refusal(line: str, cwd: Path, env: Environment, depth: int) -> str | N
     lifted, substituted = _lift_substitutions(line)
     judged: set[int] = set()
 
-    def substitutions_in(text: str) -> str | None:
+    def substitutions_in(text: str, here: Path) -> str | None:
         # A substitution runs before the command whose words it fills, in the same folder.
         for number in (int(found) for found in _MARKED.findall(text)):
             if number < len(substituted) and number not in judged:
                 judged.add(number)
                 if depth < _DEPTH and (
-                    said := _line_refusal(substituted[number], cwd, env, depth + 1)
+                    said := _line_refusal(substituted[number], here, env, depth + 1)
                 ):
                     return said
         return None
 
     split = split_words(lifted)
+    # The folders of each subshell the line is in (`( ... )`), the one it is in last: those
+    # before are what `pushd` left for `popd`.
+    levels: list[list[Path]] = [[cwd]]
+    position = 0
     for text, words in split.segments:
-        if (said := substitutions_in(text)) is not None:
+        start = lifted.find(text, position)
+        for separator in lifted[position:start] if start >= 0 else "":
+            if separator == "(":
+                levels.append([levels[-1][-1]])
+            elif separator == ")" and len(levels) > 1:
+                levels.pop()
+        position = start + len(text) if start >= 0 else position
+        here = levels[-1][-1]
+        if (said := substitutions_in(text, here)) is not None:
             return said
         index = _command_at(words)
         if index is None or words[index][1]:
             continue  # no command, a lookup, or a command the shell names when it runs
         name, args = words[index][0], [word for word, _ in words[index + 1 :]]
         if PurePath(name).name in _CHANGES_DIRECTORY:
-            return None  # what follows runs in another folder
+            if not _move(PurePath(name).name, words[index + 1 :], levels[-1], env):
+                return None  # what follows runs in a folder known only when it runs
+            continue
         if PurePath(name).name in _SHELLS and (script := _shell_script(args)) is not None:
-            if depth < _DEPTH and (said := _line_refusal(script, cwd, env, depth + 1)):
+            if depth < _DEPTH and (said := _line_refusal(script, here, env, depth + 1)):
                 return said
             continue
-        if (said := _command_refusal(name, args, cwd, env)) is not None:
+        if (said := _command_refusal(name, args, here, env)) is not None:
             return said
     if not split.unparseable:
         return None
     # A here-document is not split: its command is read from the line before it (its text,
     # data for that command, is not), and the substitutions past it still run here.
-    here = lifted.find("<<")
-    if here > 0 and (said := _line_refusal(lifted[:here], cwd, env, depth)) is not None:
+    before = lifted.find("<<")
+    if before > 0 and (said := _line_refusal(lifted[:before], cwd, env, depth)) is not None:
         return said
-    return substitutions_in(lifted)
+    return substitutions_in(lifted, levels[-1][-1])
+
+
+def _move(
+    command: str, words: Sequence[tuple[str, bool]], folders: list[Path], env: Environment
+) -> bool:
+    """Follow ``cd``, ``pushd`` or ``popd`` given ``words`` in ``folders`` (a subshell's: the
+    current one last, before it those ``pushd`` left); ``False`` when where it goes is known
+    only when it runs (a variable, ``cd -``, ``~user``, a relative folder with ``CDPATH``). A
+    folder that does not exist is taken as written: a ``cd`` into it fails, and one that
+    fails in a line that goes on (``cd /nope; uv run``) is not told apart."""
+    if command == "popd":
+        if len(folders) < 2:
+            return False
+        folders.pop()
+        return True
+    targets = [(word, expands) for word, expands in words if not word.startswith("-")]
+    if any(word in ("-", "--") for word, _ in words) or (targets and targets[0][1]):
+        return False
+    target = targets[0][0] if targets else "~"
+    home = env.get("HOME")
+    if target == "~" or target.startswith("~/"):
+        if home is None:
+            return False
+        target = home + target[1:]
+    elif target.startswith(("~", "+")) or (not target.startswith("/") and env.get("CDPATH")):
+        return False
+    moved = Path(os.path.normpath(folders[-1] / target))
+    if command == "pushd":
+        folders.append(moved)
+    else:
+        folders[-1] = moved
+    return True
 
 
 def _command_refusal(name: str, args: list[str], cwd: Path, env: Environment) -> str | None:
