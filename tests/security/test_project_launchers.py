@@ -77,17 +77,19 @@ print('{{"action": "block", "message": "planted"}}')
 
 @pytest.mark.subprocess
 @pytest.mark.parametrize("gate", ["", "1"], ids=["gate-closed", "gate-open"])
+@pytest.mark.parametrize("arguments", ["", ' --log "$HOME/calls.log"', ' --at "$(pwd)"'])
 def test_the_users_python_m_shell_hook_never_imports_a_module_the_project_plants(
-    places: dict[str, Path], gate: str
+    places: dict[str, Path], gate: str, arguments: str
 ) -> None:
     # A shell hook `python3 -m audit_hook` of ~/.hermes/config.yaml runs in the project: `-m`
-    # put a cloned repository's audit_hook.py first, which then saw (and decided) every call.
+    # put a cloned repository's audit_hook.py first, which then saw (and decided) every call;
+    # so did it still when the hook's arguments held a variable or a command substitution.
     modules = places["user_home"] / "hook-modules"
     modules.mkdir()
     (modules / "audit_hook.py").write_text(USERS_HOOK)
     marker = places["user_home"] / "planted-hook-ran"
     (places["project"] / "audit_hook.py").write_text(PLANTED_HOOK.format(marker=str(marker)))
-    hook = {"command": f"{sys.executable} -m audit_hook", "match": "todo_list"}
+    hook = {"command": f"{sys.executable} -m audit_hook{arguments}", "match": "todo_list"}
     env = environment(places, gate, PYTHONPATH=str(modules))
     host = Host(policy_off(hooks={"pre_tool_call": [hook]}), env, strict=False)
 
