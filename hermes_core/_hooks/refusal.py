@@ -24,7 +24,7 @@ from hermes_core._project_trust import PROJECT_GATE_FLAG, gate_is_open
 if TYPE_CHECKING:
     from hermes_core._paths import Environment
 
-__all__ = ["command_index", "hook_refusal"]
+__all__ = ["command_index", "hook_refusal", "lift_substitutions"]
 
 _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
@@ -75,7 +75,7 @@ def command_index(words: Sequence[tuple[str, bool]], start: int = 0) -> int:
 def _line_refusal(line: str, cwd: Path, env: Environment, depth: int) -> str | None:
     from hermes_core._approvals.shell_words import split_words
 
-    lifted, substituted = _lift_substitutions(line)
+    lifted, substituted = lift_substitutions(line)
     judged: set[int] = set()
 
     def substitutions_in(text: str, here: Path) -> str | None:
@@ -216,7 +216,7 @@ def _shell_script(args: Sequence[str]) -> str | None:
     return None
 
 
-def _lift_substitutions(line: str) -> tuple[str, list[str]]:
+def lift_substitutions(line: str) -> tuple[str, list[str]]:
     """``line`` with each command substitution (``$(...)``, backquotes, ``<(...)``) replaced
     by a word the shell fills when it runs (:data:`_MARK`), and the commands they hold, in
     order. A substitution whose end is not found holds the rest of the line."""

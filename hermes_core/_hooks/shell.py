@@ -34,7 +34,7 @@ from anyio.abc import ByteReceiveStream, Process
 from hermes_core._errors import HermesError
 from hermes_core._hooks.adapters import EventHook, adapter_for
 from hermes_core._hooks.events import EVENTS, HookEvent
-from hermes_core._hooks.refusal import command_index, hook_refusal
+from hermes_core._hooks.refusal import command_index, hook_refusal, lift_substitutions
 from hermes_core._shown import clipped
 from hermes_core._specs import PreCallDirective
 
@@ -266,18 +266,21 @@ def guarded_environment(command: str, cwd: Path, env: Environment) -> dict[str, 
     """The environment ``command`` runs with in ``cwd``: the host's, plus the variables of its
     launcher's guard when ``cwd`` is a project whose gate is closed
     (:func:`~hermes_core._mcp.launch.project_guard`: ``PYTHONSAFEPATH=1`` for ``python3 -m
-    NAME``). Only a simple command is read (one command, no expansion): what a longer line or a
-    script runs is not known before the shell runs it; a guard's arguments are not added."""
+    NAME``). Only a simple command is read (one command, its command substitutions aside):
+    what a longer line or a script runs is not known before the shell runs it; a guard's
+    arguments are not added."""
     from hermes_core._approvals.shell_words import split_words
     from hermes_core._mcp.launch import project_guard
 
-    line = split_words(command)
+    line = split_words(lift_substitutions(command)[0])
     if line.unparseable or len(line.segments) != 1:
         return dict(env.variables)
     words = line.segments[0][1]
     index = command_index(words)
-    if index == len(words) or any(expands for _, expands in words[index:]):
+    if index == len(words) or words[index][1]:
         return dict(env.variables)
+    # A word the shell fills when it runs (`"$HOME/log"`, `"$(pwd)"`) is read as written: it
+    # can hide a guard's need (`python3 $FLAGS -m x`), as before, but not remove a guard.
     name, *args = (word for word, _ in words[index:])
     return {**env.variables, **project_guard(name, args, cwd, env).variables}
 

@@ -169,7 +169,10 @@ def test_a_shell_hook_script_still_imports_the_files_beside_it_in_a_gated_projec
         ("python3 /opt/hooks/audit.py", False),
         ("PYTHONSAFEPATH= python3 -m audit_hook", True),  # the line's own assignment wins
         ("cd tools && python3 -m audit_hook", False),
-        ("python3 -m $HOOK_MODULE", False),
+        ("python3 -m $HOOK_MODULE", True),  # what it names is looked for in the folder first
+        ('python3 -m audit_hook --log "$HOME/calls.log"', True),
+        ('python3 -m audit_hook --at "$(pwd)"', True),
+        ('python3 "$HOME/bin/audit.py"', False),  # a script, however named
         ("npx -y audit-hook", False),  # its guard is arguments: refused (hook_refusal)
         ("jq -c . >> calls.jsonl", False),
     ],
