@@ -20,14 +20,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
-import shlex
 import shutil
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -36,7 +34,7 @@ from anyio.abc import ByteReceiveStream, Process
 from hermes_core._errors import HermesError
 from hermes_core._hooks.adapters import EventHook, adapter_for
 from hermes_core._hooks.events import EVENTS, HookEvent
-from hermes_core._project_trust import PROJECT_GATE_FLAG, gate_is_open
+from hermes_core._hooks.refusal import command_index, hook_refusal, lift_substitutions
 from hermes_core._shown import clipped
 from hermes_core._specs import PreCallDirective
 
@@ -62,7 +60,6 @@ OUTPUT_GRACE: Final = 0.5
 """How long, once the command exited and its group was killed, what is left in its pipes is
 still read: only a process that left the group (``setsid``) can hold them open that long."""
 
-_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 # Words /bin/sh runs itself (builtins and keywords): nothing on PATH to look for.
 # fmt: off
 _SHELL_OWN: Final = frozenset({
@@ -204,14 +201,6 @@ def answered_directive(value: Any, unknown: str) -> PreCallDirective | None:
     return PreCallDirective.block(f"{unknown} {DIRECTIVES}")
 
 
-def _command_index(words: Sequence[tuple[str, bool]]) -> int:
-    """Where the command of a segment's ``words`` is: after its assignments (``A=1 cmd``)."""
-    index = 0
-    while index < len(words) and _ASSIGNMENT.match(words[index][0]):
-        index += 1
-    return index
-
-
 def unrunnable_shell_hooks(
     hooks: HooksConfig, env: Environment, config_path: Path | None = None
 ) -> list[str]:
@@ -248,7 +237,7 @@ def missing_command(command: str, env: Environment) -> str | None:
     if line.unparseable or not line.segments:
         return None
     words = line.segments[0][1]
-    index = _command_index(words)
+    index = command_index(words)
     if index == len(words):
         return None
     name, expands = words[index]
@@ -277,83 +266,23 @@ def guarded_environment(command: str, cwd: Path, env: Environment) -> dict[str, 
     """The environment ``command`` runs with in ``cwd``: the host's, plus the variables of its
     launcher's guard when ``cwd`` is a project whose gate is closed
     (:func:`~hermes_core._mcp.launch.project_guard`: ``PYTHONSAFEPATH=1`` for ``python3 -m
-    NAME``). Only a simple command is read (one command, no expansion): what a longer line or a
-    script runs is not known before the shell runs it; a guard's arguments are not added."""
+    NAME``). Only a simple command is read (one command, its command substitutions aside):
+    what a longer line or a script runs is not known before the shell runs it; a guard's
+    arguments are not added."""
     from hermes_core._approvals.shell_words import split_words
     from hermes_core._mcp.launch import project_guard
 
-    line = split_words(command)
+    line = split_words(lift_substitutions(command)[0])
     if line.unparseable or len(line.segments) != 1:
         return dict(env.variables)
     words = line.segments[0][1]
-    index = _command_index(words)
-    if index == len(words) or any(expands for _, expands in words[index:]):
+    index = command_index(words)
+    if index == len(words) or words[index][1]:
         return dict(env.variables)
+    # A word the shell fills when it runs (`"$HOME/log"`, `"$(pwd)"`) is read as written: it
+    # can hide a guard's need (`python3 $FLAGS -m x`), as before, but not remove a guard.
     name, *args = (word for word, _ in words[index:])
     return {**env.variables, **project_guard(name, args, cwd, env).variables}
-
-
-_SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
-_CHANGES_DIRECTORY: Final = frozenset({"cd", "pushd", "popd"})
-_WRAPPERS: Final = frozenset({"exec", "command", "nohup", "time"})
-_HOOK_WAYS_OUT: Final = (
-    "run it from a folder of your own (`cd /path/to/yours && ...`), start it by the path of "
-    "its installed command"
-)
-
-
-def hook_refusal(command: str, cwd: Path, env: Environment) -> str | None:
-    """Why ``command`` is not run in ``cwd``, a project whose gate is closed, or ``None``: a
-    command of its line is a launcher hermes does not start there
-    (:func:`~hermes_core._mcp.launch.project_guard`'s refusal, as for an MCP server), or one
-    whose guard needs arguments, which hermes does not write into a hook's line (``npx
-    --prefix``, ``env -i PYTHONSAFEPATH=1``). The line is read up to its first change of
-    directory (``cd``), and into ``sh -c 'STRING'``; a command a variable names, or that a
-    script runs, is not known before the shell runs it."""
-    return None if gate_is_open(env) else _line_refusal(command, cwd, env, 0)
-
-
-def _line_refusal(line: str, cwd: Path, env: Environment, depth: int) -> str | None:
-    from hermes_core._approvals.shell_words import split_words
-    from hermes_core._mcp.launch import project_guard
-
-    for _, words in split_words(line).segments:
-        index = _command_index(words)
-        while index < len(words) and words[index][0] in _WRAPPERS:  # `exec uv run ...`
-            index += 1
-            while index < len(words) and words[index][0].startswith("-"):
-                index += 1
-        if index == len(words) or words[index][1]:
-            continue  # assignments only, or a command the shell names when it runs
-        name, args = words[index][0], [word for word, _ in words[index + 1 :]]
-        if PurePath(name).name in _CHANGES_DIRECTORY:
-            return None  # what follows runs in another folder
-        if PurePath(name).name in _SHELLS and (script := _shell_script(args)) is not None:
-            if depth < 3 and (said := _line_refusal(script, cwd, env, depth + 1)) is not None:
-                return said
-            continue
-        guard = project_guard(name, args, cwd, env, _HOOK_WAYS_OUT)
-        if guard.refusal is not None:
-            return guard.refusal
-        if guard.args is not None:
-            return (
-                f"not started: `{name}` reads what a cloned repository can plant in {cwd}, and "
-                "the project gate is closed there; hermes does not rewrite a hook's line: "
-                f"write `{shlex.join([name, *guard.args])}` in it, or set "
-                f"{PROJECT_GATE_FLAG}=1 in the environment for a project you trust"
-            )
-    return None
-
-
-def _shell_script(args: Sequence[str]) -> str | None:
-    """The string a shell given ``args`` runs (``-c STRING``, ``-lc STRING``), or ``None``."""
-    reads_string = False
-    for arg in args:
-        if arg.startswith("-") and not arg.startswith("--"):
-            reads_string = reads_string or "c" in arg
-        elif not arg.startswith("--"):
-            return arg if reads_string else None
-    return None
 
 
 class ShellAction:

@@ -28,7 +28,9 @@ ANSWER = "print('{}')"
 
 @pytest.mark.subprocess
 @pytest.mark.parametrize("gate", ["", "1"], ids=["gate-closed", "gate-open"])
-@pytest.mark.parametrize("shape", ["plain", "sh -c", "after echo"])
+@pytest.mark.parametrize(
+    "shape", ["plain", "sh -c", "after echo", "with a substitution", "after if"]
+)
 def test_the_users_uv_run_shell_hook_never_runs_the_python_the_project_plants(
     places: dict[str, Path], gate: str, shape: str
 ) -> None:
@@ -43,6 +45,8 @@ def test_the_users_uv_run_shell_hook_never_runs_the_python_the_project_plants(
         "plain": line,
         "sh -c": f"sh -c {shlex.quote(line)}",
         "after echo": f"echo checking >&2 && {line}",
+        "with a substitution": f'{line} "$(pwd)"',
+        "after if": f"if true; then {line}; fi",
     }[shape]
     hook = {"command": command, "match": "todo_list", "timeout": 30}
     host = Host(
@@ -127,12 +131,38 @@ def test_a_refused_observer_shell_hook_is_not_run_and_the_call_goes_on(
         ("bash -lc 'pnpm dlx audit-hook'", ".npmrc", "`pnpm dlx` reads"),
         ("echo x | uv run audit", ".python-version", "`uv run` reads"),
         ("exec uv run audit", "uv.toml", "`uv run` reads"),
+        ('uv run audit "$(pwd)"', "pyproject.toml", "`uv run` reads"),
+        ("uv run audit $(git rev-parse HEAD)", ".venv", "`uv run` reads"),
+        ("at=$(date); uv run audit", "pyproject.toml", "`uv run` reads"),
+        ('echo "$(uv run audit)"', "pyproject.toml", "`uv run` reads"),
+        ("echo `uv run audit`", "pyproject.toml", "`uv run` reads"),
+        ("jq -c . <(uv run audit)", "pyproject.toml", "`uv run` reads"),
+        ("if uv run audit; then :; fi", "pyproject.toml", "`uv run` reads"),
+        ("if true; then uv run audit; fi", "pyproject.toml", "`uv run` reads"),
+        ("! uv run audit", "pyproject.toml", "`uv run` reads"),
+        ("{ uv run audit; }", "pyproject.toml", "`uv run` reads"),
+        ("while :; do uv run audit; done", "pyproject.toml", "`uv run` reads"),
+        ("exec -a audit uv run audit", "pyproject.toml", "`uv run` reads"),
+        ("timeout -s KILL 5 uv run audit", "pyproject.toml", "`uv run` reads"),
+        ("nice -n 5 uv run audit", "pyproject.toml", "`uv run` reads"),
+        ("setsid uv run audit", "pyproject.toml", "`uv run` reads"),
+        ("bash -o pipefail -c 'uv run audit | jq .'", "pyproject.toml", "`uv run` reads"),
+        ("uv run audit <<'EOF'\n{}\nEOF", "pyproject.toml", "`uv run` reads"),
+        ("echo a; uv run audit <<EOF\n$(date)\nEOF", "pyproject.toml", "`uv run` reads"),
+        ("cd tools && uv run audit", "pyproject.toml", "`uv run` reads"),  # still the project's
+        ("(cd ~/tools && make); uv run audit", "pyproject.toml", "`uv run` reads"),
+        ("pushd ~/tools; popd; uv run audit", "pyproject.toml", "`uv run` reads"),
+        ("cd ~/tools && uv run a; cd - && uv run audit", "pyproject.toml", None),  # cd -: unknown
         ("env -i python3 -m audit_hook", "README.md", "write `env -i PYTHONSAFEPATH=1 python3"),
         ("npx -y audit-hook", "README.md", "write `npx --prefix"),
         ("deno run npm:audit-hook", "README.md", "write `deno run --no-config npm:audit-hook`"),
         ("python3 -E -m audit_hook", "README.md", "write `python3 -P -E -m audit_hook`"),
         ("uv run audit", "README.md", None),
         ("cd ~/tools && uv run audit", "pyproject.toml", None),  # runs in a folder of its own
+        ("pushd ~/tools && uv run audit", "pyproject.toml", None),
+        ("cd && uv run audit", "pyproject.toml", None),  # to $HOME
+        ("cd .. && uv run audit", "pyproject.toml", None),
+        ('cd "$TOOLS" && uv run audit', "pyproject.toml", None),  # known when it runs
         ("uv --directory ~/tools run audit", "pyproject.toml", None),
         ("$UV run audit", "pyproject.toml", None),  # known only when the shell runs it
         ("uvx audit", "uv.toml", None),
@@ -141,6 +171,12 @@ def test_a_refused_observer_shell_hook_is_not_run_and_the_call_goes_on(
         ("env -i PYTHONSAFEPATH=1 python3 -m audit_hook", "README.md", None),
         ("pnpm install", ".npmrc", None),
         ("jq -c . >> calls.jsonl", "pyproject.toml", None),
+        ('jq -c . >> "$(date +%F).jsonl"', "pyproject.toml", None),
+        ('cd ~/tools && uv run audit "$(pwd)"', "pyproject.toml", None),  # after the cd
+        ("command -v npx >/dev/null && jq -c .", "README.md", None),  # looked up, not run
+        ("command -V uv", "pyproject.toml", None),
+        ("echo 'uv run audit'", "pyproject.toml", None),
+        ("jq -c . <<'EOF'\nuv run audit\nEOF", "pyproject.toml", None),  # what jq reads
     ],
 )
 def test_which_shell_hooks_are_refused_in_a_gated_project(

@@ -77,17 +77,19 @@ print('{{"action": "block", "message": "planted"}}')
 
 @pytest.mark.subprocess
 @pytest.mark.parametrize("gate", ["", "1"], ids=["gate-closed", "gate-open"])
+@pytest.mark.parametrize("arguments", ["", ' --log "$HOME/calls.log"', ' --at "$(pwd)"'])
 def test_the_users_python_m_shell_hook_never_imports_a_module_the_project_plants(
-    places: dict[str, Path], gate: str
+    places: dict[str, Path], gate: str, arguments: str
 ) -> None:
     # A shell hook `python3 -m audit_hook` of ~/.hermes/config.yaml runs in the project: `-m`
-    # put a cloned repository's audit_hook.py first, which then saw (and decided) every call.
+    # put a cloned repository's audit_hook.py first, which then saw (and decided) every call;
+    # so did it still when the hook's arguments held a variable or a command substitution.
     modules = places["user_home"] / "hook-modules"
     modules.mkdir()
     (modules / "audit_hook.py").write_text(USERS_HOOK)
     marker = places["user_home"] / "planted-hook-ran"
     (places["project"] / "audit_hook.py").write_text(PLANTED_HOOK.format(marker=str(marker)))
-    hook = {"command": f"{sys.executable} -m audit_hook", "match": "todo_list"}
+    hook = {"command": f"{sys.executable} -m audit_hook{arguments}", "match": "todo_list"}
     env = environment(places, gate, PYTHONPATH=str(modules))
     host = Host(policy_off(hooks={"pre_tool_call": [hook]}), env, strict=False)
 
@@ -167,7 +169,10 @@ def test_a_shell_hook_script_still_imports_the_files_beside_it_in_a_gated_projec
         ("python3 /opt/hooks/audit.py", False),
         ("PYTHONSAFEPATH= python3 -m audit_hook", True),  # the line's own assignment wins
         ("cd tools && python3 -m audit_hook", False),
-        ("python3 -m $HOOK_MODULE", False),
+        ("python3 -m $HOOK_MODULE", True),  # what it names is looked for in the folder first
+        ('python3 -m audit_hook --log "$HOME/calls.log"', True),
+        ('python3 -m audit_hook --at "$(pwd)"', True),
+        ('python3 "$HOME/bin/audit.py"', False),  # a script, however named
         ("npx -y audit-hook", False),  # its guard is arguments: refused (hook_refusal)
         ("jq -c . >> calls.jsonl", False),
     ],
