@@ -154,8 +154,11 @@ def test_a_refused_observer_shell_hook_is_not_run_and_the_call_goes_on(
         ("pushd ~/tools; popd; uv run audit", "pyproject.toml", "`uv run` reads"),
         ("cd ~/tools && uv run a; cd - && uv run audit", "pyproject.toml", None),  # cd -: unknown
         ("env -i python3 -m audit_hook", "README.md", "write `env -i PYTHONSAFEPATH=1 python3"),
-        ("npx -y audit-hook", "README.md", "write `npx --prefix"),
-        ("deno run npm:audit-hook", "README.md", "write `deno run --no-config npm:audit-hook`"),
+        ("npx -y audit-hook", "package.json", "write `npx --prefix"),
+        ("npx -y audit-hook", "node_modules", "`npx` reads"),
+        ("npm exec -- audit-hook", ".npmrc", "write `npm exec --prefix"),
+        ("deno run npm:audit-hook", "deno.json", "write `deno run --no-config npm:audit-hook`"),
+        ("deno run npm:audit-hook", "package.json", "`deno` reads"),
         ("python3 -E -m audit_hook", "README.md", "write `python3 -P -E -m audit_hook`"),
         ("uv run audit", "README.md", None),
         ("cd ~/tools && uv run audit", "pyproject.toml", None),  # runs in a folder of its own
@@ -168,6 +171,10 @@ def test_a_refused_observer_shell_hook_is_not_run_and_the_call_goes_on(
         ("uvx audit", "uv.toml", None),
         ("python3 -m audit_hook", "README.md", None),  # PYTHONSAFEPATH is enough
         ("npx --prefix /opt/hooks -y audit-hook", "node_modules", None),
+        # Where the folder holds nothing npx or deno reads, they run as written: a user's
+        # `npx prettier` hook is not refused in every folder but their home.
+        ("npx -y audit-hook", "README.md", None),
+        ("deno run npm:audit-hook", "README.md", None),
         ("env -i PYTHONSAFEPATH=1 python3 -m audit_hook", "README.md", None),
         ("pnpm install", ".npmrc", None),
         ("jq -c . >> calls.jsonl", "pyproject.toml", None),
