@@ -162,19 +162,25 @@ def _move(
 
 
 def _command_refusal(name: str, args: list[str], cwd: Path, env: Environment) -> str | None:
-    from hermes_core._mcp.launch import project_guard
+    from hermes_core._mcp.launch import project_file, project_guard
 
     guard = project_guard(name, args, cwd, env, _HOOK_WAYS_OUT)
     if guard.refusal is not None:
         return guard.refusal
-    if guard.args is not None:
-        return (
-            f"not started: `{name}` reads what a cloned repository can plant in {cwd}, and "
-            "the project gate is closed there; hermes does not rewrite a hook's line: "
-            f"write `{shlex.join([name, *guard.args])}` in it, or set "
-            f"{PROJECT_GATE_FLAG}=1 in the environment for a project you trust"
-        )
-    return None
+    if guard.args is None:
+        return None
+    # Arguments that keep out files hermes can name matter only where the project holds one:
+    # elsewhere the line runs as written (a user's `npx prettier` in a Python project).
+    found = project_file(guard.keeps_out, cwd, env) if guard.keeps_out else None
+    if guard.keeps_out and found is None:
+        return None
+    reads = f"reads {found}, which" if found is not None else "reads what"
+    return (
+        f"not started: `{PurePath(name).name}` {reads} a cloned repository can plant in {cwd}, "
+        "and the project gate is closed there; hermes does not rewrite a hook's line: "
+        f"write `{shlex.join([name, *guard.args])}` in it, or set "
+        f"{PROJECT_GATE_FLAG}=1 in the environment for a project you trust"
+    )
 
 
 def _command_at(words: Sequence[tuple[str, bool]]) -> int | None:

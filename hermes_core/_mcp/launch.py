@@ -80,6 +80,7 @@ __all__ = [
     "launch_args",
     "launch_refusal",
     "missing_module_note",
+    "project_file",
     "project_guard",
     "server_cwd",
 ]
@@ -134,6 +135,10 @@ class LaunchGuard:
     args: tuple[str, ...] | None = None
     variables: Mapping[str, str] = field(default_factory=dict)
     reads: Reads | None = None
+    keeps_out: tuple[str, ...] = ()
+    """The files ``args`` keep the launcher from reading, by name, in its working directory or
+    a folder above it (:func:`project_file`); empty when they cannot be named (``python -E``:
+    any module)."""
     refusal: str | None = None
 
 
@@ -158,7 +163,10 @@ def _npx(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
         return None
     if any(arg == "--prefix" or arg.startswith("--prefix=") for arg in args):
         return None
-    return LaunchGuard(args=(*args[:at], "--prefix", str(home), *args[at:]))
+    return LaunchGuard(
+        args=(*args[:at], "--prefix", str(home), *args[at:]),
+        keeps_out=("package.json", "node_modules", ".npmrc"),
+    )
 
 
 def _deno(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
@@ -169,7 +177,10 @@ def _deno(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
         return None  # the user's own choice of configuration
     if args[0] == "run" and not (main or "").startswith(("npm:", "jsr:", "http:", "https:")):
         return None  # a local file: deno reads the configuration beside it, not the project's
-    return LaunchGuard(args=(args[0], "--no-config", *args[1:]))
+    return LaunchGuard(
+        args=(args[0], "--no-config", *args[1:]),
+        keeps_out=("deno.json", "deno.jsonc", "package.json", "node_modules", ".npmrc"),
+    )
 
 
 def _deno_options(args: Sequence[str]) -> tuple[set[str], str | None]:
@@ -339,25 +350,34 @@ def _split_refusal(split: list[str], cwd: Path, env: Environment, ways_out: str)
     )
 
 
-def _refused(reads: Reads, cwd: Path, env: Environment, ways_out: str) -> LaunchGuard:
-    """The refusal of a launcher of :class:`Reads` whose working directory ``cwd``, or a folder
-    above it below the user's home, holds one of its files; an empty guard where none does."""
+def project_file(files: Sequence[str], cwd: Path, env: Environment) -> Path | None:
+    """The first of ``files`` (names) that ``cwd``, or a folder above it below the user's home,
+    holds, nearest first; ``None`` where none does."""
     home = env.user_home
     here = Path(os.path.abspath(cwd))
     for folder in (here, *here.parents):
         if folder == Path(folder.anchor) or (home is not None and _holds(folder, home)):
             break  # the user's own home and what holds it are no project's
-        found = next((folder / n for n in reads.files if os.path.lexists(folder / n)), None)
+        found = next((folder / n for n in files if os.path.lexists(folder / n)), None)
         if found is not None:
-            return LaunchGuard(
-                refusal=(
-                    f"not started: `{reads.launcher}` reads {found}, which a cloned repository "
-                    f"can plant, and the project gate is closed in {here}: {reads.remedy}"
-                    f"{ways_out}, or set {PROJECT_GATE_FLAG}=1 in the environment for a "
-                    "project you trust"
-                )
-            )
-    return LaunchGuard()
+            return found
+    return None
+
+
+def _refused(reads: Reads, cwd: Path, env: Environment, ways_out: str) -> LaunchGuard:
+    """The refusal of a launcher of :class:`Reads` whose working directory ``cwd``, or a folder
+    above it below the user's home, holds one of its files; an empty guard where none does."""
+    found = project_file(reads.files, cwd, env)
+    if found is None:
+        return LaunchGuard()
+    return LaunchGuard(
+        refusal=(
+            f"not started: `{reads.launcher}` reads {found}, which a cloned repository can "
+            f"plant, and the project gate is closed in {Path(os.path.abspath(cwd))}: "
+            f"{reads.remedy}{ways_out}, or set {PROJECT_GATE_FLAG}=1 in the environment for a "
+            "project you trust"
+        )
+    )
 
 
 def server_cwd(config: McpServerConfig, env: Environment) -> Path:
