@@ -383,3 +383,68 @@ def test_tilde_means_the_home_of_the_environment_not_of_the_process(files: Harne
     assert result.text_content == "from the environment's home\n"
     assert other_user.error_code == "TOOL_ERROR"
     assert "'~user' paths are not supported" in other_user.text_content
+
+
+def test_search_files_matches_whole_long_lines_not_their_first_16_kb(files: Harness) -> None:
+    # A minified bundle: one line of 20,000 characters ending in a marker.
+    (files.env.cwd / "bundle.js").write_text("a" * 20_000 + "!END\n")
+
+    ends_in_a = files.call("search_files", {"pattern": "a$"})
+    marker = files.call("search_files", {"pattern": "!END"})
+
+    assert ends_in_a.structured["matches"] == []
+    assert [m["line"] for m in marker.structured["matches"]] == [1]
+    # The line shown is the part around the match, not its first 240 characters of a's.
+    assert marker.structured["matches"][0]["text"].endswith("a!END")
+
+
+def test_search_files_stopped_by_the_file_cap_says_so_not_a_result_count(files: Harness) -> None:
+    tree = files.env.cwd / "tree"
+    (tree / "a").mkdir(parents=True)
+    (tree / "a" / "hit.txt").write_text("needle\n")
+    crowd = tree / "b"
+    crowd.mkdir()
+    for number in range(20_001):
+        (crowd / f"f{number}").touch()
+
+    result = files.call("search_files", {"pattern": "needle", "path": "tree"})
+
+    assert [m["path"] for m in result.structured["matches"]] == ["tree/a/hit.txt"]
+    assert result.structured["truncated"]
+    assert "stopped after 50 results" not in result.text_content
+    assert "20000 files" in result.text_content
+
+
+def test_write_file_and_patch_keep_the_owner_and_group_of_an_existing_file(
+    files: Harness,
+) -> None:
+    target = files.env.cwd / "theirs.txt"
+    target.write_text("value = 1\n")
+    # Root may give the file away; another user keeps their own (the rename would too).
+    owner = (65534, 65534) if os.geteuid() == 0 else (os.geteuid(), os.getegid())
+    os.chown(target, *owner)
+
+    written = files.call("write_file", {"path": "theirs.txt", "content": "value = 1\n"})
+    patched = files.call("patch", {"path": "theirs.txt", "old_text": "1", "new_text": "2"})
+
+    assert not written.is_error
+    assert not patched.is_error
+    assert (target.stat().st_uid, target.stat().st_gid) == owner
+    assert target.read_text() == "value = 2\n"
+
+
+def test_patch_of_a_crlf_file_takes_old_text_with_lf_and_keeps_crlf(files: Harness) -> None:
+    target = files.env.cwd / "win.py"
+    target.write_bytes(b"def f():\r\n    return 1\r\n\r\nx = f()\r\n")
+
+    result = files.call(
+        "patch",
+        {
+            "path": "win.py",
+            "old_text": "def f():\n    return 1\n",
+            "new_text": "def f():\n    return 2\n",
+        },
+    )
+
+    assert not result.is_error, result.text_content
+    assert target.read_bytes() == b"def f():\r\n    return 2\r\n\r\nx = f()\r\n"
