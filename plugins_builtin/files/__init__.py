@@ -392,6 +392,10 @@ class FileTools:
         if not old_text:
             raise Refused("old_text is empty; give the exact text to replace")
         count = text.count(old_text)
+        if count == 0 and "\r\n" in text and "\n" in old_text and "\r" not in old_text:
+            # A model writes LF; the file's CRLF lines are matched, and written, as CRLF.
+            old_text, new_text = (part.replace("\n", "\r\n") for part in (old_text, new_text))
+            count = text.count(old_text)
         if count == 0:
             raise Refused(
                 f"old_text was not found in {path}; read the file and copy the exact text, "
@@ -436,17 +440,17 @@ class FileTools:
                     raise Refused(f"pattern is not a valid regular expression: {exc}") from None
             limit = min(max_results, self.settings.max_search_results)
             deadline = time.monotonic() + self.settings.search_timeout
-            hits, truncated = self._search(session, root, regex, glob, limit, deadline)
+            hits, stopped = self._search(session, root, regex, glob, limit, deadline)
         except (Refused, OSError) as exc:
             return _refused("search_files", exc)
         lines = [hit["text"] for hit in hits]
-        if truncated:
-            lines.append(f"[stopped after {limit} results; narrow the pattern, glob or path]")
         if not hits:
             lines.append("no matches")
+        if stopped:
+            lines.append(f"[{stopped}; narrow the pattern, glob or path]")
         return ToolResult.text(
             "\n".join(lines),
-            structured={"matches": hits, "truncated": truncated},
+            structured={"matches": hits, "truncated": bool(stopped)},
         )
 
     def _search(
@@ -457,11 +461,13 @@ class FileTools:
         glob: str | None,
         limit: int,
         deadline: float,
-    ) -> tuple[list[dict[str, Any]], bool]:
+    ) -> tuple[list[dict[str, Any]], str]:
+        """The hits, and why the search stopped early (``""`` when it did not)."""
         hits: list[dict[str, Any]] = []
+        full = f"stopped after {limit} results"
         for scanned, file in enumerate(_walk(root)):
             if scanned >= _SEARCH_MAX_FILES:
-                return hits, True
+                return hits, f"stopped after looking at {_SEARCH_MAX_FILES} files"
             if file.is_symlink():
                 try:
                     self.resolve(session, str(file))
@@ -472,20 +478,19 @@ class FileTools:
                 continue
             if regex is None:
                 if len(hits) >= limit:
-                    return hits, True
+                    return hits, full
                 hits.append({"path": shown, "text": shown})
                 continue
             for line_no, line in _text_lines(file):
-                if _search_line(regex, line, deadline, shown, line_no):
+                found = _search_line(regex, line, deadline, shown, line_no)
+                if found is not None:
                     if len(hits) >= limit:
-                        return hits, True
-                    snippet = line.rstrip("\r\n")
-                    if len(snippet) > _SEARCH_LINE_CHARS:
-                        snippet = snippet[:_SEARCH_LINE_CHARS] + "..."
+                        return hits, full
+                    snippet = _snippet(line.rstrip("\r\n"), found)
                     hits.append(
                         {"path": shown, "line": line_no, "text": f"{shown}:{line_no}: {snippet}"}
                     )
-        return hits, False
+        return hits, ""
 
 
 def _lines(handle: BinaryIO, max_line: int) -> Iterator[tuple[bytes, bool]]:
@@ -507,19 +512,32 @@ def _lines(handle: BinaryIO, max_line: int) -> Iterator[tuple[bytes, bool]]:
 
 def _search_line(
     regex: regex_engine.Pattern[str], line: str, deadline: float, shown: str, line_no: int
-) -> bool:
-    """Whether ``regex`` matches ``line``; ``Refused`` once the scan's deadline has passed."""
+) -> int | None:
+    """Where ``regex`` first matches ``line`` (``None``: nowhere); ``Refused`` once the scan's
+    deadline has passed."""
     remaining = deadline - time.monotonic()
     try:
         if remaining <= 0:
             raise TimeoutError
         # concurrent=True releases the GIL, so the host keeps running during a long match.
-        return regex.search(line, timeout=remaining, concurrent=True) is not None
+        found = regex.search(line, timeout=remaining, concurrent=True)
+        return None if found is None else found.start()
     except TimeoutError:
         raise Refused(
             f"the pattern took too long (stopped at {shown}:{line_no}); it probably backtracks "
             "catastrophically (nested repetition such as (a+)+); simplify it or narrow the path"
         ) from None
+
+
+def _snippet(line: str, start: int) -> str:
+    """``line`` cut to ``_SEARCH_LINE_CHARS`` characters around a match at ``start``."""
+    if len(line) <= _SEARCH_LINE_CHARS:
+        return line
+    begin = max(0, min(start - _SEARCH_LINE_CHARS // 4, len(line) - _SEARCH_LINE_CHARS))
+    piece = line[begin : begin + _SEARCH_LINE_CHARS]
+    return (
+        f"{'...' if begin else ''}{piece}{'...' if begin + _SEARCH_LINE_CHARS < len(line) else ''}"
+    )
 
 
 def _check_writable(target: Path, raw: str) -> None:
@@ -554,7 +572,9 @@ def _text_lines(file: Path) -> Iterator[tuple[int, str]]:
             if b"\x00" in handle.read(_SNIFF_BYTES):
                 return
             handle.seek(0)
-            for number, (raw, _) in enumerate(_lines(handle, 16_384), start=1):
+            # Whole lines (the file is at most 2 MB): a line cut short could match where the
+            # real one does not (``a$``) and hide what follows the cut.
+            for number, (raw, _) in enumerate(_lines(handle, _SEARCH_MAX_FILE_BYTES + 1), 1):
                 yield number, raw.decode("utf-8", "replace")
     except OSError:
         return
@@ -563,21 +583,26 @@ def _text_lines(file: Path) -> Iterator[tuple[int, str]]:
 def _atomic_write(target: Path, data: bytes) -> None:
     """Write through a temporary file in the same directory, then rename it over ``target``.
 
-    An existing file keeps its mode; a new one gets ``0o666`` less the umask, as any program
-    creating a file would. The rename makes a new inode: a file with other hard links is
-    written in place instead, so every link keeps seeing the edit (that write is not atomic).
+    An existing file keeps its mode, owner and group; a new one gets ``0o666`` less the
+    umask, as any program creating a file would. The rename makes a new inode: a file with
+    other hard links, or whose owner or group the writer cannot give the new inode, is written
+    in place instead, so every link keeps seeing the edit and the file its owner (that write
+    is not atomic).
     """
     try:
         status: os.stat_result | None = target.stat()
     except FileNotFoundError:
         status = None
     if status is not None and status.st_nlink > 1 and stat.S_ISREG(status.st_mode):
-        with target.open("r+b") as handle:
-            handle.write(data)
-            handle.truncate()
+        _write_in_place(target, data)
         return
     fd, temp_name = _create_temporary(target)
     try:
+        if status is not None and not _same_owner(fd, status):
+            os.close(fd)
+            Path(temp_name).unlink()
+            _write_in_place(target, data)
+            return
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         if status is not None:
@@ -586,6 +611,25 @@ def _atomic_write(target: Path, data: bytes) -> None:
     except BaseException:
         Path(temp_name).unlink(missing_ok=True)
         raise
+
+
+def _write_in_place(target: Path, data: bytes) -> None:
+    with target.open("r+b") as handle:
+        handle.write(data)
+        handle.truncate()
+
+
+def _same_owner(fd: int, status: os.stat_result) -> bool:
+    """Give the file open at ``fd`` the owner and group of ``status``; ``False`` when the
+    writer may not (another user's file, a group the writer is not in)."""
+    mine = os.fstat(fd)
+    if (mine.st_uid, mine.st_gid) == (status.st_uid, status.st_gid):
+        return True
+    try:
+        os.fchown(fd, status.st_uid, status.st_gid)
+    except PermissionError:
+        return False
+    return True
 
 
 def _create_temporary(target: Path) -> tuple[int, str]:
