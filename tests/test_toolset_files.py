@@ -15,6 +15,7 @@ from builders import Harness, build_harness, make_env
 
 from hermes_core._config import Config
 from hermes_core._errors import HermesError
+from hermes_core._paths import Environment
 from hermes_core._tools import ToolResult
 
 WRITE_OK = {"approvals": {"allow": ["write_file", "patch"]}}
@@ -448,3 +449,47 @@ def test_patch_of_a_crlf_file_takes_old_text_with_lf_and_keeps_crlf(files: Harne
 
     assert not result.is_error, result.text_content
     assert target.read_bytes() == b"def f():\r\n    return 2\r\n\r\nx = f()\r\n"
+
+
+def test_the_file_tools_neither_read_nor_write_hermes_credentials_in_the_project(
+    tmp_path: Path,
+) -> None:
+    # hermes started in the home directory: ~/.hermes, with its keys, lies in the project.
+    project = tmp_path / "me"
+    hermes_home = project / ".hermes"
+    hermes_home.mkdir(parents=True)
+    env = Environment(
+        home=hermes_home,
+        cwd=project,
+        variables={**make_env(tmp_path).variables, "HOME": str(project)},
+    )
+    env.dotenv_path.write_text("OPENAI_API_KEY=sk-dotenv\n")
+    (env.home / "auth.json").write_text('{"connectors": {"token": "sk-auth"}}\n')
+    (env.data_home / "mcp-auth").mkdir(parents=True, exist_ok=True)
+    (env.data_home / "mcp-auth" / "github.json").write_text('{"access_token": "sk-mcp"}\n')
+    env.serve_token_path.write_text("sk-serve\n")
+    (project / "notes.txt").write_text("sk-notes\n")
+    (project / "env-link").symlink_to(env.dotenv_path)
+    credentials = [env.dotenv_path, env.home / "auth.json", env.serve_token_path]
+    credentials.append(env.data_home / "mcp-auth" / "github.json")
+    harness = build_harness(tmp_path, config=WRITE_OK, env=env)
+    try:
+        reads = [harness.call("read_file", {"path": str(path)}) for path in credentials]
+        reads.append(harness.call("read_file", {"path": "~/.hermes/.env"}))
+        reads.append(harness.call("read_file", {"path": "env-link"}))
+        found = harness.call("search_files", {"pattern": "sk-"})
+        listed = harness.call("search_files", {"glob": "*"})
+        written = harness.call("write_file", {"path": ".hermes/.env", "content": "X=1\n"})
+        patched = harness.call(
+            "patch", {"path": ".hermes/.env", "old_text": "sk-dotenv", "new_text": "sk-evil"}
+        )
+    finally:
+        harness.close()
+
+    for result in [*reads, written, patched]:
+        assert result.error_code == "TOOL_ERROR"
+        assert "credentials" in result.text_content
+        assert "sk-" not in result.text_content
+    assert [m["path"] for m in found.structured["matches"]] == ["notes.txt"]
+    assert all(".hermes" not in m["path"] for m in listed.structured["matches"])
+    assert env.dotenv_path.read_text() == "OPENAI_API_KEY=sk-dotenv\n"
