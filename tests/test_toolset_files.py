@@ -464,13 +464,13 @@ def test_the_file_tools_neither_read_nor_write_hermes_credentials_in_the_project
         variables={**make_env(tmp_path).variables, "HOME": str(project)},
     )
     env.dotenv_path.write_text("OPENAI_API_KEY=sk-dotenv\n")
-    (env.home / "auth.json").write_text('{"connectors": {"token": "sk-auth"}}\n')
+    (env.data_home / "auth.json").write_text('{"connectors": {"token": "sk-auth"}}\n')
     (env.data_home / "mcp-auth").mkdir(parents=True, exist_ok=True)
     (env.data_home / "mcp-auth" / "github.json").write_text('{"access_token": "sk-mcp"}\n')
     env.serve_token_path.write_text("sk-serve\n")
     (project / "notes.txt").write_text("sk-notes\n")
     (project / "env-link").symlink_to(env.dotenv_path)
-    credentials = [env.dotenv_path, env.home / "auth.json", env.serve_token_path]
+    credentials = [env.dotenv_path, env.data_home / "auth.json", env.serve_token_path]
     credentials.append(env.data_home / "mcp-auth" / "github.json")
     harness = build_harness(tmp_path, config=WRITE_OK, env=env)
     try:
@@ -493,3 +493,13 @@ def test_the_file_tools_neither_read_nor_write_hermes_credentials_in_the_project
     assert [m["path"] for m in found.structured["matches"]] == ["notes.txt"]
     assert all(".hermes" not in m["path"] for m in listed.structured["matches"])
     assert env.dotenv_path.read_text() == "OPENAI_API_KEY=sk-dotenv\n"
+
+
+def test_the_credentials_refused_are_where_their_owners_keep_them(tmp_path: Path) -> None:
+    from hermes_core._mcp.tokens import token_path
+    from hermes_core.connectors._signin import auth_path
+
+    env = make_env(tmp_path)
+
+    assert auth_path(env) in env.credential_paths
+    assert token_path(env, "github").parent in env.credential_paths

@@ -5,6 +5,7 @@ refused when it lands outside it, unless ``plugins.entries.files.allow_outside``
 ``true`` allows any path, a list of directories adds those roots.
 
 A leading ``~`` means the ``HOME`` variable of the host's environment (not the process's).
+hermes' own credentials (``Environment.credential_paths``) are refused wherever they lie.
 
 Settings (``plugins.entries.files``): ``allow_outside`` (``false``), ``max_read_bytes``
 (100000), ``max_line_bytes`` (16384), ``max_search_results`` (200, also the schema's maximum of
@@ -110,6 +111,8 @@ class FileSettings:
     search_timeout: float = 50.0
     home: Path | None = None
     """The ``HOME`` of the host's environment, for a leading ``~``; ``None`` when unset."""
+    credentials: tuple[Path, ...] = ()
+    """hermes' credential files and directories (resolved), refused wherever they are."""
 
     @classmethod
     def from_entry(cls, entry: FilesEntry, env: Environment) -> FileSettings:
@@ -134,6 +137,7 @@ class FileSettings:
             max_search_results=entry.max_search_results,
             search_timeout=float(entry.search_timeout),
             home=home,
+            credentials=tuple(path.resolve() for path in env.credential_paths),
         )
 
 
@@ -167,6 +171,11 @@ class FileTools:
         if not candidate.is_absolute():
             candidate = session.cwd / candidate
         resolved = candidate.resolve()
+        if self.is_credential(resolved):
+            raise Refused(
+                f"{raw} is one of hermes' credentials ({resolved.name}); the file tools neither "
+                "read nor write them: ask the user to do what is needed there"
+            )
         if self.settings.allow_anywhere:
             return resolved
         for root in (session.cwd.resolve(), *self.settings.extra_roots):
@@ -176,6 +185,10 @@ class FileTools:
             f"{raw} is outside the working directory {session.cwd}; file tools stay inside it "
             "unless plugins.entries.files.allow_outside allows more"
         )
+
+    def is_credential(self, path: Path) -> bool:
+        """Whether the resolved ``path`` is, or lies in, one of hermes' credentials."""
+        return any(path == item or path.is_relative_to(item) for item in self.settings.credentials)
 
     def shown(self, session: Session, path: Path) -> str:
         """``path`` relative to the session directory when it is inside it."""
@@ -468,6 +481,8 @@ class FileTools:
         for scanned, file in enumerate(_walk(root)):
             if scanned >= _SEARCH_MAX_FILES:
                 return hits, f"stopped after looking at {_SEARCH_MAX_FILES} files"
+            if self.is_credential(file):
+                continue  # under a resolved root, only a link (below) hides where it leads
             if file.is_symlink():
                 try:
                     self.resolve(session, str(file))
