@@ -503,3 +503,17 @@ def test_the_credentials_refused_are_where_their_owners_keep_them(tmp_path: Path
 
     assert auth_path(env) in env.credential_paths
     assert token_path(env, "github").parent in env.credential_paths
+
+
+def test_read_file_and_patch_say_a_utf16_file_is_utf16_not_binary(files: Harness) -> None:
+    # As Windows tools write it (PowerShell's Out-File, regedit): a BOM, then UTF-16LE.
+    (files.env.cwd / "notes.txt").write_bytes("hello\r\nworld\r\n".encode("utf-16"))
+
+    read = files.call("read_file", {"path": "notes.txt"})
+    patched = files.call("patch", {"path": "notes.txt", "old_text": "hello", "new_text": "hi"})
+
+    for result in (read, patched):
+        assert result.error_code == "TOOL_ERROR"
+        assert "binary" not in result.text_content
+        assert "UTF-16" in result.text_content
+        assert "iconv" in result.text_content
