@@ -214,8 +214,7 @@ class FileTools:
             if not target.is_file():
                 raise Refused(f"{path} does not exist or is not a regular file")
             data = (await client.read_text(target)).encode("utf-8")
-            if b"\x00" in data[:_SNIFF_BYTES]:
-                raise Refused(f"{path} looks like a binary file; read_file reads text only")
+            _check_text(data[:_SNIFF_BYTES], path, "read_file reads")
         except (Refused, OSError) as exc:
             return _refused("read_file", exc)
         except ClientIOError as exc:
@@ -230,8 +229,7 @@ class FileTools:
             if not target.is_file():
                 raise Refused(f"{path} does not exist or is not a regular file")
             with target.open("rb") as handle:
-                if b"\x00" in handle.read(_SNIFF_BYTES):
-                    raise Refused(f"{path} looks like a binary file; read_file reads text only")
+                _check_text(handle.read(_SNIFF_BYTES), path, "read_file reads")
                 handle.seek(0)
                 return self._read_lines(session, target, handle, offset, limit)
         except (Refused, OSError) as exc:
@@ -396,8 +394,7 @@ class FileTools:
             raise Refused(f"{path} is larger than {_PATCH_MAX_BYTES} bytes; patch refuses it")
         if data is None:
             data = target.read_bytes()
-        if b"\x00" in data:
-            raise Refused(f"{path} is a binary file; patch edits text files only")
+        _check_text(data, path, "patch edits")
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -553,6 +550,18 @@ def _snippet(line: str, start: int) -> str:
     return (
         f"{'...' if begin else ''}{piece}{'...' if begin + _SEARCH_LINE_CHARS < len(line) else ''}"
     )
+
+
+def _check_text(head: bytes, raw: str, verb: str) -> None:
+    """Refuse a file whose first bytes ``head`` say it is not UTF-8 text: UTF-16 (or UTF-32)
+    by its byte-order mark, binary by a NUL byte; ``verb`` says what the tool does."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise Refused(
+            f"{raw} is UTF-16 (or UTF-32) text, by its byte-order mark; {verb} UTF-8 text only: "
+            f"read it with terminal (iconv -f UTF-16 -t UTF-8 '{raw}')"
+        )
+    if b"\x00" in head:
+        raise Refused(f"{raw} looks like a binary file; {verb} text files only")
 
 
 def _check_writable(target: Path, raw: str) -> None:
