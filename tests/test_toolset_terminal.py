@@ -177,3 +177,18 @@ def test_the_users_stop_ends_a_running_command(shell: Harness) -> None:
     assert "the user interrupted the turn" in result.text_content
     assert processes_gone(argv)
     assert shell.activity()[-1]["status"] == "interrupted"
+
+
+def test_each_call_is_a_new_shell_and_the_model_is_told_so(shell: Harness) -> None:
+    (shell.env.cwd / "sub").mkdir()
+    session = shell.session()
+
+    shell.call("terminal", {"command": "cd sub && export LEFT=1"}, session)
+    after = shell.call("terminal", {"command": 'pwd; echo "LEFT=$LEFT"'}, session)
+    tool = shell.registry.get("terminal")
+
+    assert after.text_content.splitlines()[:2] == [str(shell.env.cwd), "LEFT="]
+    # A model used to a shell that keeps its directory would otherwise run the next command
+    # in the wrong place.
+    assert tool is not None
+    assert "cd and variables do not carry over" in tool.description
