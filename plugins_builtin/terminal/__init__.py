@@ -380,7 +380,9 @@ def build_tools(settings: TerminalSettings) -> Sequence[Tool]:
             description=(
                 "Run a shell command in the working directory and return its output (head and "
                 f"tail beyond {settings.max_output_bytes} bytes) and exit code. `timeout` in "
-                f"seconds, at most {settings.max_timeout}."
+                f"seconds, at most {settings.max_timeout}. Each call is a new shell started in "
+                "the working directory: cd and variables do not carry over (chain commands with "
+                "&&), standard input is empty; start servers with process_manage, not `&`."
             ),
             parameters={
                 "type": "object",
