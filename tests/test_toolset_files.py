@@ -517,3 +517,31 @@ def test_read_file_and_patch_say_a_utf16_file_is_utf16_not_binary(files: Harness
         assert "binary" not in result.text_content
         assert "UTF-16" in result.text_content
         assert "iconv" in result.text_content
+
+
+def test_read_file_says_a_file_is_empty_and_a_directory_is_one(files: Harness) -> None:
+    (files.env.cwd / "empty.txt").touch()
+    (files.env.cwd / "src").mkdir()
+
+    empty = files.call("read_file", {"path": "empty.txt"})
+    directory = files.call("read_file", {"path": "src"})
+
+    assert not empty.is_error
+    assert empty.text_content == "[empty.txt is empty]"
+    assert directory.error_code == "TOOL_ERROR"
+    assert "src is a directory" in directory.text_content
+    assert "search_files" in directory.text_content
+
+
+def test_patch_missing_old_text_names_the_line_that_differs_only_in_whitespace(
+    files: Harness,
+) -> None:
+    target = files.env.cwd / "tabs.py"
+    target.write_text("import os\n\ndef f():\n\treturn 1\n")
+
+    message = _patch_refused(files, "tabs.py", "def f():\n    return 1")
+
+    assert "not found" in message
+    assert "line 3" in message
+    assert "whitespace" in message
+    assert target.read_text() == "import os\n\ndef f():\n\treturn 1\n"
