@@ -51,6 +51,8 @@ _PATCH_MAX_BYTES = 10 * 1024 * 1024
 _SEARCH_MAX_FILE_BYTES = 2 * 1024 * 1024
 _SEARCH_MAX_FILES = 20000
 _SEARCH_LINE_CHARS = 240
+_HINT_SECONDS = 1.0
+"""How long patch looks for its missing ``old_text`` with other whitespace."""
 _SKIP_DIRS = frozenset(
     {
         ".git",
@@ -211,8 +213,7 @@ class FileTools:
             return await anyio.to_thread.run_sync(self._read_here, session, path, offset, limit)
         try:
             target = self.resolve(session, path)
-            if not target.is_file():
-                raise Refused(f"{path} does not exist or is not a regular file")
+            _check_regular(target, path)
             data = (await client.read_text(target)).encode("utf-8")
             _check_text(data[:_SNIFF_BYTES], path, "read_file reads")
         except (Refused, OSError) as exc:
@@ -226,8 +227,7 @@ class FileTools:
     def _read_here(self, session: Session, path: str, offset: int, limit: int) -> ToolResult:
         try:
             target = self.resolve(session, path)
-            if not target.is_file():
-                raise Refused(f"{path} does not exist or is not a regular file")
+            _check_regular(target, path)
             with target.open("rb") as handle:
                 _check_text(handle.read(_SNIFF_BYTES), path, "read_file reads")
                 handle.seek(0)
@@ -269,6 +269,8 @@ class FileTools:
                     note = f"[more lines follow; continue with offset={end + 1}]"
                 break
         body = "".join(pieces)
+        if offset == 1 and not body:
+            body = f"[{self.shown(session, target)} is empty]"
         if note:
             body = f"{body}{'' if body.endswith(chr(10)) else chr(10)}\n{note}"
         return ToolResult.text(
@@ -408,8 +410,8 @@ class FileTools:
             count = text.count(old_text)
         if count == 0:
             raise Refused(
-                f"old_text was not found in {path}; read the file and copy the exact text, "
-                "whitespace included"
+                f"old_text was not found in {path}{_whitespace_hint(text, old_text)}; read the "
+                "file and copy the exact text, whitespace included"
             )
         if count > 1:
             raise Refused(
@@ -550,6 +552,34 @@ def _snippet(line: str, start: int) -> str:
     return (
         f"{'...' if begin else ''}{piece}{'...' if begin + _SEARCH_LINE_CHARS < len(line) else ''}"
     )
+
+
+def _check_regular(target: Path, raw: str) -> None:
+    """Refuse a path that is not a regular file, saying what it is when it is a directory."""
+    if target.is_dir():
+        raise Refused(f"{raw} is a directory; list it with search_files (path and glob)")
+    if not target.is_file():
+        raise Refused(f"{raw} does not exist or is not a regular file")
+
+
+def _whitespace_hint(text: str, old_text: str) -> str:
+    """Where ``old_text`` is in ``text`` when whitespace is ignored, said as ``; line N has it
+    with other whitespace ...`` (a tab for spaces is a model's usual slip); ``""`` when it is
+    nowhere or the look takes over a second (many words over many near misses)."""
+    import regex as regex_engine
+
+    words = old_text.split()
+    if not words:
+        return ""
+    loose = regex_engine.compile(r"\s+".join(regex_engine.escape(word) for word in words))
+    try:
+        found = loose.search(text, timeout=_HINT_SECONDS, concurrent=True)
+    except TimeoutError:
+        return ""
+    if found is None:
+        return ""
+    line = text.count("\n", 0, found.start()) + 1
+    return f"; line {line} has it with other whitespace (tabs, spaces or line breaks)"
 
 
 def _check_text(head: bytes, raw: str, verb: str) -> None:
