@@ -545,3 +545,18 @@ def test_patch_missing_old_text_names_the_line_that_differs_only_in_whitespace(
     assert "line 3" in message
     assert "whitespace" in message
     assert target.read_text() == "import os\n\ndef f():\n\treturn 1\n"
+
+
+def test_write_file_and_patch_say_half_a_character_cannot_be_written(files: Harness) -> None:
+    target = files.env.cwd / "a.txt"
+    target.write_text("smile: x\n")
+
+    written = files.call("write_file", {"path": "a.txt", "content": "smile: \ud83d\n"})
+    patched = files.call("patch", {"path": "a.txt", "old_text": "x", "new_text": "\ud83d"})
+
+    for result in (written, patched):
+        assert result.error_code == "TOOL_ERROR"
+        assert "UnicodeEncodeError" not in result.text_content
+        assert "half a character" in result.text_content
+        assert "\\ud83d" in result.text_content
+    assert target.read_text() == "smile: x\n"
