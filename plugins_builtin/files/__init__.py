@@ -294,6 +294,7 @@ class FileTools:
         if client is None:
             return await anyio.to_thread.run_sync(self._write_here, session, path, content)
         try:
+            _utf8(content, "content")
             target, existed = self._write_target(session, path)
             # As a write here makes them: fs/write_text_file only writes the file.
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -319,8 +320,8 @@ class FileTools:
 
     def _write_here(self, session: Session, path: str, content: str) -> ToolResult:
         try:
+            data = _utf8(content, "content")
             target, existed = self._write_target(session, path)
-            data = content.encode("utf-8")
             target.parent.mkdir(parents=True, exist_ok=True)
             _atomic_write(target, data)
         except (Refused, OSError) as exc:
@@ -403,6 +404,7 @@ class FileTools:
             raise Refused(f"{path} is not UTF-8 text; patch edits text files only") from None
         if not old_text:
             raise Refused("old_text is empty; give the exact text to replace")
+        _utf8(new_text, "new_text")
         count = text.count(old_text)
         if count == 0 and "\r\n" in text and "\n" in old_text and "\r" not in old_text:
             # A model writes LF; the file's CRLF lines are matched, and written, as CRLF.
@@ -552,6 +554,19 @@ def _snippet(line: str, start: int) -> str:
     return (
         f"{'...' if begin else ''}{piece}{'...' if begin + _SEARCH_LINE_CHARS < len(line) else ''}"
     )
+
+
+def _utf8(text: str, name: str) -> bytes:
+    """``text`` in UTF-8; ``Refused`` naming the argument ``name`` when it holds a lone
+    surrogate (half of an emoji's pair, written apart), which UTF-8 cannot hold."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        half = f"\\u{ord(text[exc.start]):04x}"
+        raise Refused(
+            f"{name} holds half a character ({half}, a lone surrogate) at character "
+            f"{exc.start}, which UTF-8 cannot hold; send the whole character or leave it out"
+        ) from None
 
 
 def _check_regular(target: Path, raw: str) -> None:
