@@ -560,3 +560,19 @@ def test_write_file_and_patch_say_half_a_character_cannot_be_written(files: Harn
         assert "half a character" in result.text_content
         assert "\\ud83d" in result.text_content
     assert target.read_text() == "smile: x\n"
+
+
+def test_a_symlink_loop_is_refused_by_name_and_does_not_stop_a_search(files: Harness) -> None:
+    root = files.env.cwd
+    (root / "loop1").symlink_to("loop2")
+    (root / "loop2").symlink_to("loop1")
+    (root / "notes.txt").write_text("needle\n")
+
+    read = files.call("read_file", {"path": "loop1"})
+    found = files.call("search_files", {"pattern": "needle"})
+
+    assert read.error_code == "TOOL_ERROR"
+    assert "loop1 is a symbolic link that loops" in read.text_content
+    assert "RuntimeError" not in read.text_content
+    assert not found.is_error, found.text_content
+    assert [m["path"] for m in found.structured["matches"]] == ["notes.txt"]
