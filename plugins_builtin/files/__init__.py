@@ -18,6 +18,7 @@ holds the GIL through a catastrophic backtrack, which no worker-thread timeout c
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import io
 import os
@@ -139,7 +140,8 @@ class FileSettings:
             max_search_results=entry.max_search_results,
             search_timeout=float(entry.search_timeout),
             home=home,
-            credentials=tuple(path.resolve() for path in env.credential_paths),
+            # realpath: a looping link there must not fail the plugin (resolve() raises).
+            credentials=tuple(Path(os.path.realpath(path)) for path in env.credential_paths),
         )
 
 
@@ -172,7 +174,15 @@ class FileTools:
         candidate = expand_home(raw, self.settings.home)
         if not candidate.is_absolute():
             candidate = session.cwd / candidate
-        resolved = candidate.resolve()
+        try:
+            resolved = candidate.resolve()
+        except (RuntimeError, OSError) as exc:  # Python 3.11 raises RuntimeError, 3.13 ELOOP
+            if isinstance(exc, OSError) and exc.errno != errno.ELOOP:
+                raise
+            raise Refused(
+                f"{raw} is a symbolic link that loops (or its path goes through one); point "
+                "the link at a real file or remove it"
+            ) from None
         if self.is_credential(resolved):
             raise Refused(
                 f"{raw} is one of hermes' credentials ({resolved.name}); the file tools neither "
