@@ -192,3 +192,18 @@ def test_each_call_is_a_new_shell_and_the_model_is_told_so(shell: Harness) -> No
     # in the wrong place.
     assert tool is not None
     assert "cd and variables do not carry over" in tool.description
+
+
+def test_a_command_over_the_kernels_argument_limit_says_so_and_what_to_do(
+    shell: Harness,
+) -> None:
+    command = "echo " + "x" * 200_000 + " | wc -c"
+
+    ran = shell.call("terminal", {"command": command})
+    started = shell.call("process_manage", {"action": "start", "command": command})
+
+    for result in (ran, started):
+        assert result.error_code == "TOOL_ERROR"
+        assert "Errno" not in result.text_content
+        assert f"{len(command.encode())} bytes" in result.text_content
+        assert "write_file" in result.text_content
