@@ -576,3 +576,23 @@ def test_a_symlink_loop_is_refused_by_name_and_does_not_stop_a_search(files: Har
     assert "RuntimeError" not in read.text_content
     assert not found.is_error, found.text_content
     assert [m["path"] for m in found.structured["matches"]] == ["notes.txt"]
+
+
+def test_search_files_globs_read_star_and_double_star_as_path_globs(files: Harness) -> None:
+    root = files.env.cwd
+    for name in ("top.py", "src/a.py", "src/pkg/b.py", "src/pkg/c.txt"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).touch()
+
+    def listed(glob: str, path: str = ".") -> list[str]:
+        result = files.call("search_files", {"glob": glob, "path": path})
+        return [m["path"] for m in result.structured["matches"]]
+
+    # ** is zero or more directories, * stays within one: as git, ripgrep and shells read them.
+    assert listed("**/*.py") == ["top.py", "src/a.py", "src/pkg/b.py"]
+    assert listed("src/**/*.py") == ["src/a.py", "src/pkg/b.py"]
+    assert listed("src/*.py") == ["src/a.py"]
+    assert listed("src/**") == ["src/a.py", "src/pkg/b.py", "src/pkg/c.txt"]
+    assert listed("*.py") == ["top.py", "src/a.py", "src/pkg/b.py"]
+    # Relative to the path searched as well as to the working directory.
+    assert listed("pkg/*.py", path="src") == ["src/pkg/b.py"]
