@@ -489,6 +489,7 @@ class FileTools:
         """The hits, and why the search stopped early (``""`` when it did not)."""
         hits: list[dict[str, Any]] = []
         full = f"stopped after {limit} results"
+        segments = tuple(glob.removeprefix("./").split("/")) if glob else ()
         for scanned, file in enumerate(_walk(root)):
             if scanned >= _SEARCH_MAX_FILES:
                 return hits, f"stopped after looking at {_SEARCH_MAX_FILES} files"
@@ -500,7 +501,7 @@ class FileTools:
                 except Refused:
                     continue  # a link inside leading outside: not ours to read
             shown = self.shown(session, file)
-            if glob and not (fnmatch.fnmatch(file.name, glob) or fnmatch.fnmatch(shown, glob)):
+            if glob and not _glob_matches(segments, file, root, shown):
                 continue
             if regex is None:
                 if len(hits) >= limit:
@@ -534,6 +535,34 @@ def _lines(handle: BinaryIO, max_line: int) -> Iterator[tuple[bytes, bool]]:
             yield line, True
         else:
             yield line, False
+
+
+def _glob_matches(segments: tuple[str, ...], file: Path, root: Path, shown: str) -> bool:
+    """Whether ``file`` matches the glob split into ``segments``: one segment (``*.py``) is
+    matched against the file's name, several against its path relative to the searched
+    ``root`` or to the working directory (``shown``). ``**`` is any number of directories,
+    none included; ``*``, ``?`` and ``[...]`` stay within one name (as git and ripgrep read
+    them), each name matched alone, so no glob backtracks over a whole path."""
+    if len(segments) == 1:
+        return fnmatch.fnmatchcase(file.name, segments[0])
+    relative = file.relative_to(root).parts if file != root else (file.name,)
+    return _parts_match(segments, relative) or _parts_match(segments, Path(shown).parts)
+
+
+def _parts_match(segments: tuple[str, ...], parts: tuple[str, ...]) -> bool:
+    reachable = {0}  # how many of ``parts`` the segments so far can have matched
+    for segment in segments:
+        if segment == "**":
+            reachable = set(range(min(reachable), len(parts) + 1))
+        else:
+            reachable = {
+                done + 1
+                for done in reachable
+                if done < len(parts) and fnmatch.fnmatchcase(parts[done], segment)
+            }
+        if not reachable:
+            return False
+    return len(parts) in reachable
 
 
 def _search_line(
@@ -814,8 +843,9 @@ def build_tools(settings: FileSettings) -> Sequence[Tool]:
         Tool(
             name="search_files",
             description=(
-                "Find files by glob (e.g. '*.py') and, with `pattern`, lines matching a regular "
-                "expression. Output is bounded by max_results."
+                "Find files by glob ('*.py': by name, at any depth; 'src/**/*.py': by path, ** "
+                "for any directories) and, with `pattern`, lines matching a regular expression. "
+                "Output is bounded by max_results."
             ),
             parameters={
                 "type": "object",
