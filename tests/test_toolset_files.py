@@ -596,3 +596,15 @@ def test_search_files_globs_read_star_and_double_star_as_path_globs(files: Harne
     assert listed("*.py") == ["top.py", "src/a.py", "src/pkg/b.py"]
     # Relative to the path searched as well as to the working directory.
     assert listed("pkg/*.py", path="src") == ["src/pkg/b.py"]
+
+
+def test_write_file_refuses_to_replace_what_is_not_a_regular_file(files: Harness) -> None:
+    # A FIFO here; /dev/null under allow_outside: true was replaced by a regular file alike.
+    fifo = files.env.cwd / "pipe"
+    os.mkfifo(fifo)
+
+    result = files.call("write_file", {"path": "pipe", "content": "x"})
+
+    assert result.error_code == "TOOL_ERROR"
+    assert "pipe is a FIFO, not a regular file" in result.text_content
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
