@@ -319,12 +319,18 @@ class FileTools:
 
     def _write_target(self, session: Session, path: str) -> tuple[Path, bool]:
         """The resolved file to write and whether it exists; refused as :meth:`resolve` says,
-        for a directory and for a file that is not writable."""
+        for a directory, for what is not a regular file (the rename would replace a FIFO or a
+        device such as ``/dev/null`` with a file) and for a file that is not writable."""
         target = self.resolve(session, path)
         if target.is_dir():
             raise Refused(f"{path} is a directory")
         existed = target.exists()
         if existed:
+            kind = _special_kind(target.stat().st_mode)
+            if kind:
+                raise Refused(
+                    f"{path} is {kind}, not a regular file; write_file writes regular files only"
+                )
             _check_writable(target, path)
         return target, existed
 
@@ -606,6 +612,17 @@ def _utf8(text: str, name: str) -> bytes:
             f"{name} holds half a character ({half}, a lone surrogate) at character "
             f"{exc.start}, which UTF-8 cannot hold; send the whole character or leave it out"
         ) from None
+
+
+def _special_kind(mode: int) -> str:
+    """What a file of ``mode`` is when it is neither a regular file nor a directory, else ``""``."""
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((name for test, name in kinds if test(mode)), "")
 
 
 def _check_regular(target: Path, raw: str) -> None:
