@@ -14,18 +14,18 @@ seconds: a ``search_files`` regex scan still running then stops with an error).
 
 Regexes run on the ``regex`` package with a deadline and the GIL released: Python's ``re``
 holds the GIL through a catastrophic backtrack, which no worker-thread timeout can stop.
+What ``search_files`` walks and matches is in :mod:`.scan`, how a write reaches the disk in
+:mod:`.writing`.
 """
 
 from __future__ import annotations
 
 import errno
-import fnmatch
 import io
 import os
-import secrets
 import stat
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
@@ -41,35 +41,27 @@ from hermes_core._plugin_support import (
 )
 from hermes_core.plugin import PluginContext, Session, Tool, ToolAnnotations, ToolResult, hookimpl
 
+from .scan import (
+    SEARCH_MAX_FILES,
+    SNIFF_BYTES,
+    around_match,
+    first_match,
+    glob_matches,
+    read_lines,
+    text_lines,
+    walk,
+)
+from .writing import atomic_write
+
 if TYPE_CHECKING:
     import regex as regex_engine
 
     from hermes_core import Config, Environment
 
 _PLUGIN = "files"
-_SNIFF_BYTES = 8192
 _PATCH_MAX_BYTES = 10 * 1024 * 1024
-_SEARCH_MAX_FILE_BYTES = 2 * 1024 * 1024
-_SEARCH_MAX_FILES = 20000
-_SEARCH_LINE_CHARS = 240
 _HINT_SECONDS = 1.0
 """How long patch looks for its missing ``old_text`` with other whitespace."""
-_SKIP_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "node_modules",
-        "__pycache__",
-        ".venv",
-        "venv",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".tox",
-        ".nox",
-    }
-)
 
 
 class Refused(Exception):
@@ -225,7 +217,7 @@ class FileTools:
             target = self.resolve(session, path)
             _check_regular(target, path)
             data = (await client.read_text(target)).encode("utf-8")
-            _check_text(data[:_SNIFF_BYTES], path, "read_file reads")
+            _check_text(data[:SNIFF_BYTES], path, "read_file reads")
         except (Refused, OSError) as exc:
             return _refused("read_file", exc)
         except ClientIOError as exc:
@@ -239,7 +231,7 @@ class FileTools:
             target = self.resolve(session, path)
             _check_regular(target, path)
             with target.open("rb") as handle:
-                _check_text(handle.read(_SNIFF_BYTES), path, "read_file reads")
+                _check_text(handle.read(SNIFF_BYTES), path, "read_file reads")
                 handle.seek(0)
                 return self._read_lines(session, target, handle, offset, limit)
         except (Refused, OSError) as exc:
@@ -249,7 +241,7 @@ class FileTools:
         self, session: Session, target: Path, handle: BinaryIO, offset: int, limit: int
     ) -> ToolResult:
         settings = self.settings
-        lines = _lines(handle, settings.max_line_bytes)
+        lines = read_lines(handle, settings.max_line_bytes)
         for seen in range(offset - 1):
             if next(lines, None) is None:
                 return ToolResult.text(
@@ -339,7 +331,7 @@ class FileTools:
             data = _utf8(content, "content")
             target, existed = self._write_target(session, path)
             target.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(target, data)
+            atomic_write(target, data)
         except (Refused, OSError) as exc:
             return _refused("write_file", exc)
         return self._written(session, target, len(data), existed)
@@ -377,7 +369,7 @@ class FileTools:
     def _patch_here(self, session: Session, path: str, old_text: str, new_text: str) -> ToolResult:
         try:
             target, text, first_line = self._patched(session, path, old_text, new_text)
-            _atomic_write(target, text.encode("utf-8"))
+            atomic_write(target, text.encode("utf-8"))
         except (Refused, OSError) as exc:
             return _refused("patch", exc)
         return self._patch_result(session, target, first_line, new_text)
@@ -496,9 +488,9 @@ class FileTools:
         hits: list[dict[str, Any]] = []
         full = f"stopped after {limit} results"
         segments = tuple(glob.removeprefix("./").split("/")) if glob else ()
-        for scanned, file in enumerate(_walk(root)):
-            if scanned >= _SEARCH_MAX_FILES:
-                return hits, f"stopped after looking at {_SEARCH_MAX_FILES} files"
+        for scanned, file in enumerate(walk(root)):
+            if scanned >= SEARCH_MAX_FILES:
+                return hits, f"stopped after looking at {SEARCH_MAX_FILES} files"
             if self.is_credential(file):
                 continue  # under a resolved root, only a link (below) hides where it leads
             if file.is_symlink():
@@ -507,98 +499,30 @@ class FileTools:
                 except Refused:
                     continue  # a link inside leading outside: not ours to read
             shown = self.shown(session, file)
-            if glob and not _glob_matches(segments, file, root, shown):
+            if glob and not glob_matches(segments, file, root, shown):
                 continue
             if regex is None:
                 if len(hits) >= limit:
                     return hits, full
                 hits.append({"path": shown, "text": shown})
                 continue
-            for line_no, line in _text_lines(file):
-                found = _search_line(regex, line, deadline, shown, line_no)
+            for line_no, line in text_lines(file):
+                try:
+                    found = first_match(regex, line, deadline)
+                except TimeoutError:
+                    raise Refused(
+                        f"the pattern took too long (stopped at {shown}:{line_no}); it probably "
+                        "backtracks catastrophically (nested repetition such as (a+)+); simplify "
+                        "it or narrow the path"
+                    ) from None
                 if found is not None:
                     if len(hits) >= limit:
                         return hits, full
-                    snippet = _snippet(line.rstrip("\r\n"), found)
+                    snippet = around_match(line.rstrip("\r\n"), found)
                     hits.append(
                         {"path": shown, "line": line_no, "text": f"{shown}:{line_no}: {snippet}"}
                     )
         return hits, ""
-
-
-def _lines(handle: BinaryIO, max_line: int) -> Iterator[tuple[bytes, bool]]:
-    """Lines of ``handle`` with each cut to ``max_line`` bytes (``True`` when cut); the rest
-    of a long line is skipped in chunks so memory stays bounded."""
-    while True:
-        line = handle.readline(max_line)
-        if not line:
-            return
-        if len(line) == max_line and not line.endswith(b"\n"):
-            while True:
-                rest = handle.readline(65536)
-                if not rest or rest.endswith(b"\n"):
-                    break
-            yield line, True
-        else:
-            yield line, False
-
-
-def _glob_matches(segments: tuple[str, ...], file: Path, root: Path, shown: str) -> bool:
-    """Whether ``file`` matches the glob split into ``segments``: one segment (``*.py``) is
-    matched against the file's name, several against its path relative to the searched
-    ``root`` or to the working directory (``shown``). ``**`` is any number of directories,
-    none included; ``*``, ``?`` and ``[...]`` stay within one name (as git and ripgrep read
-    them), each name matched alone, so no glob backtracks over a whole path."""
-    if len(segments) == 1:
-        return fnmatch.fnmatchcase(file.name, segments[0])
-    relative = file.relative_to(root).parts if file != root else (file.name,)
-    return _parts_match(segments, relative) or _parts_match(segments, Path(shown).parts)
-
-
-def _parts_match(segments: tuple[str, ...], parts: tuple[str, ...]) -> bool:
-    reachable = {0}  # how many of ``parts`` the segments so far can have matched
-    for segment in segments:
-        if segment == "**":
-            reachable = set(range(min(reachable), len(parts) + 1))
-        else:
-            reachable = {
-                done + 1
-                for done in reachable
-                if done < len(parts) and fnmatch.fnmatchcase(parts[done], segment)
-            }
-        if not reachable:
-            return False
-    return len(parts) in reachable
-
-
-def _search_line(
-    regex: regex_engine.Pattern[str], line: str, deadline: float, shown: str, line_no: int
-) -> int | None:
-    """Where ``regex`` first matches ``line`` (``None``: nowhere); ``Refused`` once the scan's
-    deadline has passed."""
-    remaining = deadline - time.monotonic()
-    try:
-        if remaining <= 0:
-            raise TimeoutError
-        # concurrent=True releases the GIL, so the host keeps running during a long match.
-        found = regex.search(line, timeout=remaining, concurrent=True)
-        return None if found is None else found.start()
-    except TimeoutError:
-        raise Refused(
-            f"the pattern took too long (stopped at {shown}:{line_no}); it probably backtracks "
-            "catastrophically (nested repetition such as (a+)+); simplify it or narrow the path"
-        ) from None
-
-
-def _snippet(line: str, start: int) -> str:
-    """``line`` cut to ``_SEARCH_LINE_CHARS`` characters around a match at ``start``."""
-    if len(line) <= _SEARCH_LINE_CHARS:
-        return line
-    begin = max(0, min(start - _SEARCH_LINE_CHARS // 4, len(line) - _SEARCH_LINE_CHARS))
-    piece = line[begin : begin + _SEARCH_LINE_CHARS]
-    return (
-        f"{'...' if begin else ''}{piece}{'...' if begin + _SEARCH_LINE_CHARS < len(line) else ''}"
-    )
 
 
 def _utf8(text: str, name: str) -> bytes:
@@ -675,99 +599,6 @@ def _check_writable(target: Path, raw: str) -> None:
             f"{raw} is not writable (mode {stat.filemode(target.stat().st_mode)}); change its "
             "permissions first if it should be edited"
         )
-
-
-def _walk(root: Path) -> Iterator[Path]:
-    if root.is_file():
-        yield root
-        return
-    for directory, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
-        for name in sorted(filenames):
-            yield Path(directory) / name
-
-
-def _text_lines(file: Path) -> Iterator[tuple[int, str]]:
-    try:
-        status = file.stat()
-        # A FIFO, socket or device would block the open or the read (possibly forever).
-        if not stat.S_ISREG(status.st_mode) or status.st_size > _SEARCH_MAX_FILE_BYTES:
-            return
-        with file.open("rb") as handle:
-            if b"\x00" in handle.read(_SNIFF_BYTES):
-                return
-            handle.seek(0)
-            # Whole lines (the file is at most 2 MB): a line cut short could match where the
-            # real one does not (``a$``) and hide what follows the cut.
-            for number, (raw, _) in enumerate(_lines(handle, _SEARCH_MAX_FILE_BYTES + 1), 1):
-                yield number, raw.decode("utf-8", "replace")
-    except OSError:
-        return
-
-
-def _atomic_write(target: Path, data: bytes) -> None:
-    """Write through a temporary file in the same directory, then rename it over ``target``.
-
-    An existing file keeps its mode, owner and group; a new one gets ``0o666`` less the
-    umask, as any program creating a file would. The rename makes a new inode: a file with
-    other hard links, or whose owner or group the writer cannot give the new inode, is written
-    in place instead, so every link keeps seeing the edit and the file its owner (that write
-    is not atomic).
-    """
-    try:
-        status: os.stat_result | None = target.stat()
-    except FileNotFoundError:
-        status = None
-    if status is not None and status.st_nlink > 1 and stat.S_ISREG(status.st_mode):
-        _write_in_place(target, data)
-        return
-    fd, temp_name = _create_temporary(target)
-    try:
-        if status is not None and not _same_owner(fd, status):
-            os.close(fd)
-            Path(temp_name).unlink()
-            _write_in_place(target, data)
-            return
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        if status is not None:
-            os.chmod(temp_name, status.st_mode & 0o7777)
-        os.replace(temp_name, target)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
-
-
-def _write_in_place(target: Path, data: bytes) -> None:
-    with target.open("r+b") as handle:
-        handle.write(data)
-        handle.truncate()
-
-
-def _same_owner(fd: int, status: os.stat_result) -> bool:
-    """Give the file open at ``fd`` the owner and group of ``status``; ``False`` when the
-    writer may not (another user's file, a group the writer is not in)."""
-    mine = os.fstat(fd)
-    if (mine.st_uid, mine.st_gid) == (status.st_uid, status.st_gid):
-        return True
-    try:
-        os.fchown(fd, status.st_uid, status.st_gid)
-    except PermissionError:
-        return False
-    return True
-
-
-def _create_temporary(target: Path) -> tuple[int, str]:
-    """A new file next to ``target`` created with mode ``0o666``, which the kernel reduces by
-    the umask (``mkstemp`` would make it ``0o600``; reading the umask means setting it, which
-    races with other threads)."""
-    for _ in range(100):
-        name = str(target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp")
-        try:
-            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666), name
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"could not create a temporary file next to {target}")
 
 
 def _refused(tool: str, exc: Exception) -> ToolResult:
