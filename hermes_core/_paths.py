@@ -112,6 +112,15 @@ class Environment:
         return self.data_home / "serve-token"
 
     @property
+    def credential_paths(self) -> tuple[Path, ...]:
+        """hermes' own credentials, which the file tools neither read nor write: the
+        :attr:`dotenv_path`, the connectors' ``auth.json`` (``connectors/_signin.py``), the
+        :attr:`serve_token_path` and the MCP sign-ins' directory ``mcp-auth``
+        (``_mcp/tokens.py``)."""
+        data = self.data_home
+        return (self.dotenv_path, data / "auth.json", self.serve_token_path, data / "mcp-auth")
+
+    @property
     def hooks_dir(self) -> Path:
         """Hook directories, ``$HERMES_HOME/hooks`` (``<name>/HOOK.yaml`` each)."""
         return self.home / "hooks"

@@ -429,6 +429,21 @@ def test_tools_call_with_a_lone_surrogate_is_logged_and_ends_without_a_traceback
     assert record["arguments"] == {"path": "a\ud800.txt"}
 
 
+def test_tools_call_prints_a_result_holding_a_lone_surrogate_without_a_traceback(
+    hermes_cli: InProcessCli,
+) -> None:
+    # todo_list shows back the item the model wrote, half a character included.
+    arguments = '{"todos": [{"content": "fix \\ud800 now"}]}'
+
+    done = hermes_cli.subprocess_run("tools", "call", "todo_list", arguments, ok=False)
+    as_json = hermes_cli.subprocess_run("tools", "call", "todo_list", arguments, "--json", ok=False)
+
+    for run in (done, as_json):
+        assert (run.returncode, run.stderr) == (0, "")
+    assert "[ ] 1. fix \ufffd now" in done.stdout
+    assert json.loads(as_json.stdout)["structured"][0]["content"] == "fix \ufffd now"
+
+
 def test_interactive_always_writes_approvals_allow_keeping_comments(hermes_cli: HermesCli) -> None:
     config = hermes_cli.config
     config.write_text(CONFIG_WITH_COMMENTS)

@@ -15,6 +15,7 @@ from builders import Harness, build_harness, make_env
 
 from hermes_core._config import Config
 from hermes_core._errors import HermesError
+from hermes_core._paths import Environment
 from hermes_core._tools import ToolResult
 
 WRITE_OK = {"approvals": {"allow": ["write_file", "patch"]}}
@@ -383,3 +384,227 @@ def test_tilde_means_the_home_of_the_environment_not_of_the_process(files: Harne
     assert result.text_content == "from the environment's home\n"
     assert other_user.error_code == "TOOL_ERROR"
     assert "'~user' paths are not supported" in other_user.text_content
+
+
+def test_search_files_matches_whole_long_lines_not_their_first_16_kb(files: Harness) -> None:
+    # A minified bundle: one line of 20,000 characters ending in a marker.
+    (files.env.cwd / "bundle.js").write_text("a" * 20_000 + "!END\n")
+
+    ends_in_a = files.call("search_files", {"pattern": "a$"})
+    marker = files.call("search_files", {"pattern": "!END"})
+
+    assert ends_in_a.structured["matches"] == []
+    assert [m["line"] for m in marker.structured["matches"]] == [1]
+    # The line shown is the part around the match, not its first 240 characters of a's.
+    assert marker.structured["matches"][0]["text"].endswith("a!END")
+
+
+def test_search_files_stopped_by_the_file_cap_says_so_not_a_result_count(files: Harness) -> None:
+    tree = files.env.cwd / "tree"
+    (tree / "a").mkdir(parents=True)
+    (tree / "a" / "hit.txt").write_text("needle\n")
+    crowd = tree / "b"
+    crowd.mkdir()
+    for number in range(20_001):
+        (crowd / f"f{number}").touch()
+
+    result = files.call("search_files", {"pattern": "needle", "path": "tree"})
+
+    assert [m["path"] for m in result.structured["matches"]] == ["tree/a/hit.txt"]
+    assert result.structured["truncated"]
+    assert "stopped after 50 results" not in result.text_content
+    assert "20000 files" in result.text_content
+
+
+def test_write_file_and_patch_keep_the_owner_and_group_of_an_existing_file(
+    files: Harness,
+) -> None:
+    target = files.env.cwd / "theirs.txt"
+    target.write_text("value = 1\n")
+    # Root may give the file away; another user keeps their own (the rename would too).
+    owner = (65534, 65534) if os.geteuid() == 0 else (os.geteuid(), os.getegid())
+    os.chown(target, *owner)
+
+    written = files.call("write_file", {"path": "theirs.txt", "content": "value = 1\n"})
+    patched = files.call("patch", {"path": "theirs.txt", "old_text": "1", "new_text": "2"})
+
+    assert not written.is_error
+    assert not patched.is_error
+    assert (target.stat().st_uid, target.stat().st_gid) == owner
+    assert target.read_text() == "value = 2\n"
+
+
+def test_patch_of_a_crlf_file_takes_old_text_with_lf_and_keeps_crlf(files: Harness) -> None:
+    target = files.env.cwd / "win.py"
+    target.write_bytes(b"def f():\r\n    return 1\r\n\r\nx = f()\r\n")
+
+    result = files.call(
+        "patch",
+        {
+            "path": "win.py",
+            "old_text": "def f():\n    return 1\n",
+            "new_text": "def f():\n    return 2\n",
+        },
+    )
+
+    assert not result.is_error, result.text_content
+    assert target.read_bytes() == b"def f():\r\n    return 2\r\n\r\nx = f()\r\n"
+
+
+def test_the_file_tools_neither_read_nor_write_hermes_credentials_in_the_project(
+    tmp_path: Path,
+) -> None:
+    # hermes started in the home directory: ~/.hermes, with its keys, lies in the project.
+    project = tmp_path / "me"
+    hermes_home = project / ".hermes"
+    hermes_home.mkdir(parents=True)
+    env = Environment(
+        home=hermes_home,
+        cwd=project,
+        variables={**make_env(tmp_path).variables, "HOME": str(project)},
+    )
+    env.dotenv_path.write_text("OPENAI_API_KEY=sk-dotenv\n")
+    (env.data_home / "auth.json").write_text('{"connectors": {"token": "sk-auth"}}\n')
+    (env.data_home / "mcp-auth").mkdir(parents=True, exist_ok=True)
+    (env.data_home / "mcp-auth" / "github.json").write_text('{"access_token": "sk-mcp"}\n')
+    env.serve_token_path.write_text("sk-serve\n")
+    (project / "notes.txt").write_text("sk-notes\n")
+    (project / "env-link").symlink_to(env.dotenv_path)
+    credentials = [env.dotenv_path, env.data_home / "auth.json", env.serve_token_path]
+    credentials.append(env.data_home / "mcp-auth" / "github.json")
+    harness = build_harness(tmp_path, config=WRITE_OK, env=env)
+    try:
+        reads = [harness.call("read_file", {"path": str(path)}) for path in credentials]
+        reads.append(harness.call("read_file", {"path": "~/.hermes/.env"}))
+        reads.append(harness.call("read_file", {"path": "env-link"}))
+        found = harness.call("search_files", {"pattern": "sk-"})
+        listed = harness.call("search_files", {"glob": "*"})
+        written = harness.call("write_file", {"path": ".hermes/.env", "content": "X=1\n"})
+        patched = harness.call(
+            "patch", {"path": ".hermes/.env", "old_text": "sk-dotenv", "new_text": "sk-evil"}
+        )
+    finally:
+        harness.close()
+
+    for result in [*reads, written, patched]:
+        assert result.error_code == "TOOL_ERROR"
+        assert "credentials" in result.text_content
+        assert "sk-" not in result.text_content
+    assert [m["path"] for m in found.structured["matches"]] == ["notes.txt"]
+    assert all(".hermes" not in m["path"] for m in listed.structured["matches"])
+    assert env.dotenv_path.read_text() == "OPENAI_API_KEY=sk-dotenv\n"
+
+
+def test_the_credentials_refused_are_where_their_owners_keep_them(tmp_path: Path) -> None:
+    from hermes_core._mcp.tokens import token_path
+    from hermes_core.connectors._signin import auth_path
+
+    env = make_env(tmp_path)
+
+    assert auth_path(env) in env.credential_paths
+    assert token_path(env, "github").parent in env.credential_paths
+
+
+def test_read_file_and_patch_say_a_utf16_file_is_utf16_not_binary(files: Harness) -> None:
+    # As Windows tools write it (PowerShell's Out-File, regedit): a BOM, then UTF-16LE.
+    (files.env.cwd / "notes.txt").write_bytes("hello\r\nworld\r\n".encode("utf-16"))
+
+    read = files.call("read_file", {"path": "notes.txt"})
+    patched = files.call("patch", {"path": "notes.txt", "old_text": "hello", "new_text": "hi"})
+
+    for result in (read, patched):
+        assert result.error_code == "TOOL_ERROR"
+        assert "binary" not in result.text_content
+        assert "UTF-16" in result.text_content
+        assert "iconv" in result.text_content
+
+
+def test_read_file_says_a_file_is_empty_and_a_directory_is_one(files: Harness) -> None:
+    (files.env.cwd / "empty.txt").touch()
+    (files.env.cwd / "src").mkdir()
+
+    empty = files.call("read_file", {"path": "empty.txt"})
+    directory = files.call("read_file", {"path": "src"})
+
+    assert not empty.is_error
+    assert empty.text_content == "[empty.txt is empty]"
+    assert directory.error_code == "TOOL_ERROR"
+    assert "src is a directory" in directory.text_content
+    assert "search_files" in directory.text_content
+
+
+def test_patch_missing_old_text_names_the_line_that_differs_only_in_whitespace(
+    files: Harness,
+) -> None:
+    target = files.env.cwd / "tabs.py"
+    target.write_text("import os\n\ndef f():\n\treturn 1\n")
+
+    message = _patch_refused(files, "tabs.py", "def f():\n    return 1")
+
+    assert "not found" in message
+    assert "line 3" in message
+    assert "whitespace" in message
+    assert target.read_text() == "import os\n\ndef f():\n\treturn 1\n"
+
+
+def test_write_file_and_patch_say_half_a_character_cannot_be_written(files: Harness) -> None:
+    target = files.env.cwd / "a.txt"
+    target.write_text("smile: x\n")
+
+    written = files.call("write_file", {"path": "a.txt", "content": "smile: \ud83d\n"})
+    patched = files.call("patch", {"path": "a.txt", "old_text": "x", "new_text": "\ud83d"})
+
+    for result in (written, patched):
+        assert result.error_code == "TOOL_ERROR"
+        assert "UnicodeEncodeError" not in result.text_content
+        assert "half a character" in result.text_content
+        assert "\\ud83d" in result.text_content
+    assert target.read_text() == "smile: x\n"
+
+
+def test_a_symlink_loop_is_refused_by_name_and_does_not_stop_a_search(files: Harness) -> None:
+    root = files.env.cwd
+    (root / "loop1").symlink_to("loop2")
+    (root / "loop2").symlink_to("loop1")
+    (root / "notes.txt").write_text("needle\n")
+
+    read = files.call("read_file", {"path": "loop1"})
+    found = files.call("search_files", {"pattern": "needle"})
+
+    assert read.error_code == "TOOL_ERROR"
+    assert "loop1 is a symbolic link that loops" in read.text_content
+    assert "RuntimeError" not in read.text_content
+    assert not found.is_error, found.text_content
+    assert [m["path"] for m in found.structured["matches"]] == ["notes.txt"]
+
+
+def test_search_files_globs_read_star_and_double_star_as_path_globs(files: Harness) -> None:
+    root = files.env.cwd
+    for name in ("top.py", "src/a.py", "src/pkg/b.py", "src/pkg/c.txt"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).touch()
+
+    def listed(glob: str, path: str = ".") -> list[str]:
+        result = files.call("search_files", {"glob": glob, "path": path})
+        return [m["path"] for m in result.structured["matches"]]
+
+    # ** is zero or more directories, * stays within one: as git, ripgrep and shells read them.
+    assert listed("**/*.py") == ["top.py", "src/a.py", "src/pkg/b.py"]
+    assert listed("src/**/*.py") == ["src/a.py", "src/pkg/b.py"]
+    assert listed("src/*.py") == ["src/a.py"]
+    assert listed("src/**") == ["src/a.py", "src/pkg/b.py", "src/pkg/c.txt"]
+    assert listed("*.py") == ["top.py", "src/a.py", "src/pkg/b.py"]
+    # Relative to the path searched as well as to the working directory.
+    assert listed("pkg/*.py", path="src") == ["src/pkg/b.py"]
+
+
+def test_write_file_refuses_to_replace_what_is_not_a_regular_file(files: Harness) -> None:
+    # A FIFO here; /dev/null under allow_outside: true was replaced by a regular file alike.
+    fifo = files.env.cwd / "pipe"
+    os.mkfifo(fifo)
+
+    result = files.call("write_file", {"path": "pipe", "content": "x"})
+
+    assert result.error_code == "TOOL_ERROR"
+    assert "pipe is a FIFO, not a regular file" in result.text_content
+    assert stat.S_ISFIFO(fifo.stat().st_mode)

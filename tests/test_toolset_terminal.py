@@ -177,3 +177,33 @@ def test_the_users_stop_ends_a_running_command(shell: Harness) -> None:
     assert "the user interrupted the turn" in result.text_content
     assert processes_gone(argv)
     assert shell.activity()[-1]["status"] == "interrupted"
+
+
+def test_each_call_is_a_new_shell_and_the_model_is_told_so(shell: Harness) -> None:
+    (shell.env.cwd / "sub").mkdir()
+    session = shell.session()
+
+    shell.call("terminal", {"command": "cd sub && export LEFT=1"}, session)
+    after = shell.call("terminal", {"command": 'pwd; echo "LEFT=$LEFT"'}, session)
+    tool = shell.registry.get("terminal")
+
+    assert after.text_content.splitlines()[:2] == [str(shell.env.cwd), "LEFT="]
+    # A model used to a shell that keeps its directory would otherwise run the next command
+    # in the wrong place.
+    assert tool is not None
+    assert "cd and variables do not carry over" in tool.description
+
+
+def test_a_command_over_the_kernels_argument_limit_says_so_and_what_to_do(
+    shell: Harness,
+) -> None:
+    command = "echo " + "x" * 200_000 + " | wc -c"
+
+    ran = shell.call("terminal", {"command": command})
+    started = shell.call("process_manage", {"action": "start", "command": command})
+
+    for result in (ran, started):
+        assert result.error_code == "TOOL_ERROR"
+        assert "Errno" not in result.text_content
+        assert f"{len(command.encode())} bytes" in result.text_content
+        assert "write_file" in result.text_content

@@ -65,3 +65,19 @@ def test_todo_list_is_not_core_and_runs_without_asking(todo: Harness) -> None:
     assert not tool.core
     assert not tool.annotations.destructive
     assert not todo.call("todo_list", {}).is_error
+
+
+def test_a_thousand_items_are_kept_and_one_item_of_a_megabyte_is_refused(todo: Harness) -> None:
+    session = todo.session()
+    many = [{"content": f"task {number}"} for number in range(1000)]
+
+    kept = todo.call("todo_list", {"todos": many}, session)
+    huge = todo.call("todo_list", {"todos": [{"content": "x" * 1_000_000}]}, session)
+    shown = todo.call("todo_list", {}, session)
+
+    assert len(kept.structured) == 1000
+    assert kept.text_content.endswith("0/1000 completed")
+    # Every later call shows the whole list back: a megabyte item would fill the context.
+    assert huge.error_code == "INVALID_ARGUMENTS"
+    assert "arguments.todos[0].content" in huge.text_content
+    assert len(shown.structured) == 1000

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
+from hermes_core._encodable import encodable
 from hermes_core._shown import as_shown as as_shown  # where the CLI took it from
 from hermes_core._shown import did_you_mean as did_you_mean  # where the CLI took it from
 from hermes_core._shown import left_context, printable, printable_lines
@@ -99,7 +100,8 @@ def echo_shown(text: str, *, err: bool = False) -> None:
     stream that is not a terminal, and a pipe or a file is to get the text exact; on a
     terminal :func:`as_shown` has escaped every control character already."""
     stream = sys.stderr if err else sys.stdout
-    click.echo(as_shown(stream, text), err=err, color=True)
+    # A lone surrogate (half a character a model wrote) cannot be written as UTF-8.
+    click.echo(as_shown(stream, encodable(text)), err=err, color=True)
 
 
 def exit_if_broken(rows: Iterable[_Row], broken: Callable[[_Row], bool]) -> None:

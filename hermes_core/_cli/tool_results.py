@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hermes_core._cli.output import echo_shown
+from hermes_core._encodable import encodable_value
 from hermes_core._shown import printable
 
 if TYPE_CHECKING:
@@ -22,8 +23,9 @@ if TYPE_CHECKING:
 
 
 def print_json(value: Any) -> None:
-    """``value`` as indented JSON on standard output."""
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+    """``value`` as indented JSON on standard output, each lone surrogate as U+FFFD (UTF-8
+    cannot hold it; ``hermes_core/_encodable.py``)."""
+    click.echo(json.dumps(encodable_value(value), indent=2, ensure_ascii=False))
 
 
 def result_payload(result: ToolResult) -> dict[str, Any]:

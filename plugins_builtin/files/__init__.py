@@ -5,6 +5,7 @@ refused when it lands outside it, unless ``plugins.entries.files.allow_outside``
 ``true`` allows any path, a list of directories adds those roots.
 
 A leading ``~`` means the ``HOME`` variable of the host's environment (not the process's).
+hermes' own credentials (``Environment.credential_paths``) are refused wherever they lie.
 
 Settings (``plugins.entries.files``): ``allow_outside`` (``false``), ``max_read_bytes``
 (100000), ``max_line_bytes`` (16384), ``max_search_results`` (200, also the schema's maximum of
@@ -13,17 +14,18 @@ seconds: a ``search_files`` regex scan still running then stops with an error).
 
 Regexes run on the ``regex`` package with a deadline and the GIL released: Python's ``re``
 holds the GIL through a catastrophic backtrack, which no worker-thread timeout can stop.
+What ``search_files`` walks and matches is in :mod:`.scan`, how a write reaches the disk in
+:mod:`.writing`.
 """
 
 from __future__ import annotations
 
-import fnmatch
+import errno
 import io
 import os
-import secrets
 import stat
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
@@ -39,33 +41,27 @@ from hermes_core._plugin_support import (
 )
 from hermes_core.plugin import PluginContext, Session, Tool, ToolAnnotations, ToolResult, hookimpl
 
+from .scan import (
+    SEARCH_MAX_FILES,
+    SNIFF_BYTES,
+    around_match,
+    first_match,
+    glob_matches,
+    read_lines,
+    text_lines,
+    walk,
+)
+from .writing import atomic_write
+
 if TYPE_CHECKING:
     import regex as regex_engine
 
     from hermes_core import Config, Environment
 
 _PLUGIN = "files"
-_SNIFF_BYTES = 8192
 _PATCH_MAX_BYTES = 10 * 1024 * 1024
-_SEARCH_MAX_FILE_BYTES = 2 * 1024 * 1024
-_SEARCH_MAX_FILES = 20000
-_SEARCH_LINE_CHARS = 240
-_SKIP_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "node_modules",
-        "__pycache__",
-        ".venv",
-        "venv",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".tox",
-        ".nox",
-    }
-)
+_HINT_SECONDS = 1.0
+"""How long patch looks for its missing ``old_text`` with other whitespace."""
 
 
 class Refused(Exception):
@@ -110,6 +106,8 @@ class FileSettings:
     search_timeout: float = 50.0
     home: Path | None = None
     """The ``HOME`` of the host's environment, for a leading ``~``; ``None`` when unset."""
+    credentials: tuple[Path, ...] = ()
+    """hermes' credential files and directories (resolved), refused wherever they are."""
 
     @classmethod
     def from_entry(cls, entry: FilesEntry, env: Environment) -> FileSettings:
@@ -134,6 +132,8 @@ class FileSettings:
             max_search_results=entry.max_search_results,
             search_timeout=float(entry.search_timeout),
             home=home,
+            # realpath: a looping link there must not fail the plugin (resolve() raises).
+            credentials=tuple(Path(os.path.realpath(path)) for path in env.credential_paths),
         )
 
 
@@ -166,7 +166,20 @@ class FileTools:
         candidate = expand_home(raw, self.settings.home)
         if not candidate.is_absolute():
             candidate = session.cwd / candidate
-        resolved = candidate.resolve()
+        try:
+            resolved = candidate.resolve()
+        except (RuntimeError, OSError) as exc:  # Python 3.11 raises RuntimeError, 3.13 ELOOP
+            if isinstance(exc, OSError) and exc.errno != errno.ELOOP:
+                raise
+            raise Refused(
+                f"{raw} is a symbolic link that loops (or its path goes through one); point "
+                "the link at a real file or remove it"
+            ) from None
+        if self.is_credential(resolved):
+            raise Refused(
+                f"{raw} is one of hermes' credentials ({resolved.name}); the file tools neither "
+                "read nor write them: ask the user to do what is needed there"
+            )
         if self.settings.allow_anywhere:
             return resolved
         for root in (session.cwd.resolve(), *self.settings.extra_roots):
@@ -176,6 +189,10 @@ class FileTools:
             f"{raw} is outside the working directory {session.cwd}; file tools stay inside it "
             "unless plugins.entries.files.allow_outside allows more"
         )
+
+    def is_credential(self, path: Path) -> bool:
+        """Whether the resolved ``path`` is, or lies in, one of hermes' credentials."""
+        return any(path == item or path.is_relative_to(item) for item in self.settings.credentials)
 
     def shown(self, session: Session, path: Path) -> str:
         """``path`` relative to the session directory when it is inside it."""
@@ -198,11 +215,9 @@ class FileTools:
             return await anyio.to_thread.run_sync(self._read_here, session, path, offset, limit)
         try:
             target = self.resolve(session, path)
-            if not target.is_file():
-                raise Refused(f"{path} does not exist or is not a regular file")
+            _check_regular(target, path)
             data = (await client.read_text(target)).encode("utf-8")
-            if b"\x00" in data[:_SNIFF_BYTES]:
-                raise Refused(f"{path} looks like a binary file; read_file reads text only")
+            _check_text(data[:SNIFF_BYTES], path, "read_file reads")
         except (Refused, OSError) as exc:
             return _refused("read_file", exc)
         except ClientIOError as exc:
@@ -214,11 +229,9 @@ class FileTools:
     def _read_here(self, session: Session, path: str, offset: int, limit: int) -> ToolResult:
         try:
             target = self.resolve(session, path)
-            if not target.is_file():
-                raise Refused(f"{path} does not exist or is not a regular file")
+            _check_regular(target, path)
             with target.open("rb") as handle:
-                if b"\x00" in handle.read(_SNIFF_BYTES):
-                    raise Refused(f"{path} looks like a binary file; read_file reads text only")
+                _check_text(handle.read(SNIFF_BYTES), path, "read_file reads")
                 handle.seek(0)
                 return self._read_lines(session, target, handle, offset, limit)
         except (Refused, OSError) as exc:
@@ -228,7 +241,7 @@ class FileTools:
         self, session: Session, target: Path, handle: BinaryIO, offset: int, limit: int
     ) -> ToolResult:
         settings = self.settings
-        lines = _lines(handle, settings.max_line_bytes)
+        lines = read_lines(handle, settings.max_line_bytes)
         for seen in range(offset - 1):
             if next(lines, None) is None:
                 return ToolResult.text(
@@ -258,6 +271,8 @@ class FileTools:
                     note = f"[more lines follow; continue with offset={end + 1}]"
                 break
         body = "".join(pieces)
+        if offset == 1 and not body:
+            body = f"[{self.shown(session, target)} is empty]"
         if note:
             body = f"{body}{'' if body.endswith(chr(10)) else chr(10)}\n{note}"
         return ToolResult.text(
@@ -281,6 +296,7 @@ class FileTools:
         if client is None:
             return await anyio.to_thread.run_sync(self._write_here, session, path, content)
         try:
+            _utf8(content, "content")
             target, existed = self._write_target(session, path)
             # As a write here makes them: fs/write_text_file only writes the file.
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -295,21 +311,27 @@ class FileTools:
 
     def _write_target(self, session: Session, path: str) -> tuple[Path, bool]:
         """The resolved file to write and whether it exists; refused as :meth:`resolve` says,
-        for a directory and for a file that is not writable."""
+        for a directory, for what is not a regular file (the rename would replace a FIFO or a
+        device such as ``/dev/null`` with a file) and for a file that is not writable."""
         target = self.resolve(session, path)
         if target.is_dir():
             raise Refused(f"{path} is a directory")
         existed = target.exists()
         if existed:
+            kind = _special_kind(target.stat().st_mode)
+            if kind:
+                raise Refused(
+                    f"{path} is {kind}, not a regular file; write_file writes regular files only"
+                )
             _check_writable(target, path)
         return target, existed
 
     def _write_here(self, session: Session, path: str, content: str) -> ToolResult:
         try:
+            data = _utf8(content, "content")
             target, existed = self._write_target(session, path)
-            data = content.encode("utf-8")
             target.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(target, data)
+            atomic_write(target, data)
         except (Refused, OSError) as exc:
             return _refused("write_file", exc)
         return self._written(session, target, len(data), existed)
@@ -347,7 +369,7 @@ class FileTools:
     def _patch_here(self, session: Session, path: str, old_text: str, new_text: str) -> ToolResult:
         try:
             target, text, first_line = self._patched(session, path, old_text, new_text)
-            _atomic_write(target, text.encode("utf-8"))
+            atomic_write(target, text.encode("utf-8"))
         except (Refused, OSError) as exc:
             return _refused("patch", exc)
         return self._patch_result(session, target, first_line, new_text)
@@ -383,19 +405,23 @@ class FileTools:
             raise Refused(f"{path} is larger than {_PATCH_MAX_BYTES} bytes; patch refuses it")
         if data is None:
             data = target.read_bytes()
-        if b"\x00" in data:
-            raise Refused(f"{path} is a binary file; patch edits text files only")
+        _check_text(data, path, "patch edits")
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise Refused(f"{path} is not UTF-8 text; patch edits text files only") from None
         if not old_text:
             raise Refused("old_text is empty; give the exact text to replace")
+        _utf8(new_text, "new_text")
         count = text.count(old_text)
+        if count == 0 and "\r\n" in text and "\n" in old_text and "\r" not in old_text:
+            # A model writes LF; the file's CRLF lines are matched, and written, as CRLF.
+            old_text, new_text = (part.replace("\n", "\r\n") for part in (old_text, new_text))
+            count = text.count(old_text)
         if count == 0:
             raise Refused(
-                f"old_text was not found in {path}; read the file and copy the exact text, "
-                "whitespace included"
+                f"old_text was not found in {path}{_whitespace_hint(text, old_text)}; read the "
+                "file and copy the exact text, whitespace included"
             )
         if count > 1:
             raise Refused(
@@ -436,17 +462,17 @@ class FileTools:
                     raise Refused(f"pattern is not a valid regular expression: {exc}") from None
             limit = min(max_results, self.settings.max_search_results)
             deadline = time.monotonic() + self.settings.search_timeout
-            hits, truncated = self._search(session, root, regex, glob, limit, deadline)
+            hits, stopped = self._search(session, root, regex, glob, limit, deadline)
         except (Refused, OSError) as exc:
             return _refused("search_files", exc)
         lines = [hit["text"] for hit in hits]
-        if truncated:
-            lines.append(f"[stopped after {limit} results; narrow the pattern, glob or path]")
         if not hits:
             lines.append("no matches")
+        if stopped:
+            lines.append(f"[{stopped}; narrow the pattern, glob or path]")
         return ToolResult.text(
             "\n".join(lines),
-            structured={"matches": hits, "truncated": truncated},
+            structured={"matches": hits, "truncated": bool(stopped)},
         )
 
     def _search(
@@ -457,69 +483,110 @@ class FileTools:
         glob: str | None,
         limit: int,
         deadline: float,
-    ) -> tuple[list[dict[str, Any]], bool]:
+    ) -> tuple[list[dict[str, Any]], str]:
+        """The hits, and why the search stopped early (``""`` when it did not)."""
         hits: list[dict[str, Any]] = []
-        for scanned, file in enumerate(_walk(root)):
-            if scanned >= _SEARCH_MAX_FILES:
-                return hits, True
+        full = f"stopped after {limit} results"
+        segments = tuple(glob.removeprefix("./").split("/")) if glob else ()
+        for scanned, file in enumerate(walk(root)):
+            if scanned >= SEARCH_MAX_FILES:
+                return hits, f"stopped after looking at {SEARCH_MAX_FILES} files"
+            if self.is_credential(file):
+                continue  # under a resolved root, only a link (below) hides where it leads
             if file.is_symlink():
                 try:
                     self.resolve(session, str(file))
                 except Refused:
                     continue  # a link inside leading outside: not ours to read
             shown = self.shown(session, file)
-            if glob and not (fnmatch.fnmatch(file.name, glob) or fnmatch.fnmatch(shown, glob)):
+            if glob and not glob_matches(segments, file, root, shown):
                 continue
             if regex is None:
                 if len(hits) >= limit:
-                    return hits, True
+                    return hits, full
                 hits.append({"path": shown, "text": shown})
                 continue
-            for line_no, line in _text_lines(file):
-                if _search_line(regex, line, deadline, shown, line_no):
+            for line_no, line in text_lines(file):
+                try:
+                    found = first_match(regex, line, deadline)
+                except TimeoutError:
+                    raise Refused(
+                        f"the pattern took too long (stopped at {shown}:{line_no}); it probably "
+                        "backtracks catastrophically (nested repetition such as (a+)+); simplify "
+                        "it or narrow the path"
+                    ) from None
+                if found is not None:
                     if len(hits) >= limit:
-                        return hits, True
-                    snippet = line.rstrip("\r\n")
-                    if len(snippet) > _SEARCH_LINE_CHARS:
-                        snippet = snippet[:_SEARCH_LINE_CHARS] + "..."
+                        return hits, full
+                    snippet = around_match(line.rstrip("\r\n"), found)
                     hits.append(
                         {"path": shown, "line": line_no, "text": f"{shown}:{line_no}: {snippet}"}
                     )
-        return hits, False
+        return hits, ""
 
 
-def _lines(handle: BinaryIO, max_line: int) -> Iterator[tuple[bytes, bool]]:
-    """Lines of ``handle`` with each cut to ``max_line`` bytes (``True`` when cut); the rest
-    of a long line is skipped in chunks so memory stays bounded."""
-    while True:
-        line = handle.readline(max_line)
-        if not line:
-            return
-        if len(line) == max_line and not line.endswith(b"\n"):
-            while True:
-                rest = handle.readline(65536)
-                if not rest or rest.endswith(b"\n"):
-                    break
-            yield line, True
-        else:
-            yield line, False
-
-
-def _search_line(
-    regex: regex_engine.Pattern[str], line: str, deadline: float, shown: str, line_no: int
-) -> bool:
-    """Whether ``regex`` matches ``line``; ``Refused`` once the scan's deadline has passed."""
-    remaining = deadline - time.monotonic()
+def _utf8(text: str, name: str) -> bytes:
+    """``text`` in UTF-8; ``Refused`` naming the argument ``name`` when it holds a lone
+    surrogate (half of an emoji's pair, written apart), which UTF-8 cannot hold."""
     try:
-        if remaining <= 0:
-            raise TimeoutError
-        # concurrent=True releases the GIL, so the host keeps running during a long match.
-        return regex.search(line, timeout=remaining, concurrent=True) is not None
-    except TimeoutError:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        half = f"\\u{ord(text[exc.start]):04x}"
         raise Refused(
-            f"the pattern took too long (stopped at {shown}:{line_no}); it probably backtracks "
-            "catastrophically (nested repetition such as (a+)+); simplify it or narrow the path"
+            f"{name} holds half a character ({half}, a lone surrogate) at character "
+            f"{exc.start}, which UTF-8 cannot hold; send the whole character or leave it out"
         ) from None
+
+
+def _special_kind(mode: int) -> str:
+    """What a file of ``mode`` is when it is neither a regular file nor a directory, else ``""``."""
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((name for test, name in kinds if test(mode)), "")
+
+
+def _check_regular(target: Path, raw: str) -> None:
+    """Refuse a path that is not a regular file, saying what it is when it is a directory."""
+    if target.is_dir():
+        raise Refused(f"{raw} is a directory; list it with search_files (path and glob)")
+    if not target.is_file():
+        raise Refused(f"{raw} does not exist or is not a regular file")
+
+
+def _whitespace_hint(text: str, old_text: str) -> str:
+    """Where ``old_text`` is in ``text`` when whitespace is ignored, said as ``; line N has it
+    with other whitespace ...`` (a tab for spaces is a model's usual slip); ``""`` when it is
+    nowhere or the look takes over a second (many words over many near misses)."""
+    import regex as regex_engine
+
+    words = old_text.split()
+    if not words:
+        return ""
+    loose = regex_engine.compile(r"\s+".join(regex_engine.escape(word) for word in words))
+    try:
+        found = loose.search(text, timeout=_HINT_SECONDS, concurrent=True)
+    except TimeoutError:
+        return ""
+    if found is None:
+        return ""
+    line = text.count("\n", 0, found.start()) + 1
+    return f"; line {line} has it with other whitespace (tabs, spaces or line breaks)"
+
+
+def _check_text(head: bytes, raw: str, verb: str) -> None:
+    """Refuse a file whose first bytes ``head`` say it is not UTF-8 text: UTF-16 (or UTF-32)
+    by its byte-order mark, binary by a NUL byte; ``verb`` says what the tool does."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise Refused(
+            f"{raw} is UTF-16 (or UTF-32) text, by its byte-order mark; {verb} UTF-8 text only: "
+            f"read it with terminal (iconv -f UTF-16 -t UTF-8 '{raw}')"
+        )
+    if b"\x00" in head:
+        raise Refused(f"{raw} looks like a binary file; {verb} text files only")
 
 
 def _check_writable(target: Path, raw: str) -> None:
@@ -532,73 +599,6 @@ def _check_writable(target: Path, raw: str) -> None:
             f"{raw} is not writable (mode {stat.filemode(target.stat().st_mode)}); change its "
             "permissions first if it should be edited"
         )
-
-
-def _walk(root: Path) -> Iterator[Path]:
-    if root.is_file():
-        yield root
-        return
-    for directory, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
-        for name in sorted(filenames):
-            yield Path(directory) / name
-
-
-def _text_lines(file: Path) -> Iterator[tuple[int, str]]:
-    try:
-        status = file.stat()
-        # A FIFO, socket or device would block the open or the read (possibly forever).
-        if not stat.S_ISREG(status.st_mode) or status.st_size > _SEARCH_MAX_FILE_BYTES:
-            return
-        with file.open("rb") as handle:
-            if b"\x00" in handle.read(_SNIFF_BYTES):
-                return
-            handle.seek(0)
-            for number, (raw, _) in enumerate(_lines(handle, 16_384), start=1):
-                yield number, raw.decode("utf-8", "replace")
-    except OSError:
-        return
-
-
-def _atomic_write(target: Path, data: bytes) -> None:
-    """Write through a temporary file in the same directory, then rename it over ``target``.
-
-    An existing file keeps its mode; a new one gets ``0o666`` less the umask, as any program
-    creating a file would. The rename makes a new inode: a file with other hard links is
-    written in place instead, so every link keeps seeing the edit (that write is not atomic).
-    """
-    try:
-        status: os.stat_result | None = target.stat()
-    except FileNotFoundError:
-        status = None
-    if status is not None and status.st_nlink > 1 and stat.S_ISREG(status.st_mode):
-        with target.open("r+b") as handle:
-            handle.write(data)
-            handle.truncate()
-        return
-    fd, temp_name = _create_temporary(target)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        if status is not None:
-            os.chmod(temp_name, status.st_mode & 0o7777)
-        os.replace(temp_name, target)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
-
-
-def _create_temporary(target: Path) -> tuple[int, str]:
-    """A new file next to ``target`` created with mode ``0o666``, which the kernel reduces by
-    the umask (``mkstemp`` would make it ``0o600``; reading the umask means setting it, which
-    races with other threads)."""
-    for _ in range(100):
-        name = str(target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp")
-        try:
-            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666), name
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"could not create a temporary file next to {target}")
 
 
 def _refused(tool: str, exc: Exception) -> ToolResult:
@@ -691,8 +691,9 @@ def build_tools(settings: FileSettings) -> Sequence[Tool]:
         Tool(
             name="search_files",
             description=(
-                "Find files by glob (e.g. '*.py') and, with `pattern`, lines matching a regular "
-                "expression. Output is bounded by max_results."
+                "Find files by glob ('*.py': by name, at any depth; 'src/**/*.py': by path, ** "
+                "for any directories) and, with `pattern`, lines matching a regular expression. "
+                "Output is bounded by max_results."
             ),
             parameters={
                 "type": "object",

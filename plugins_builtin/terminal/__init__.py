@@ -13,6 +13,7 @@ Settings (``plugins.entries.terminal``): ``default_timeout`` (60), ``max_timeout
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import shutil
@@ -233,7 +234,7 @@ class TerminalTools:
             try:
                 process = await _open(settings, command, session.cwd, output)
             except OSError as exc:
-                return ToolResult.error("TOOL_ERROR", f"terminal: could not start the shell: {exc}")
+                return ToolResult.error("TOOL_ERROR", _not_started("terminal", command, exc))
             ending: Ending | None = None
             try:
                 # Progress is read from the output only when someone listens.
@@ -331,12 +332,24 @@ class TerminalTools:
             try:
                 process = _start(self.settings, command, session.cwd, output)
             except OSError as exc:
-                return ToolResult.error("TOOL_ERROR", f"process_manage: could not start: {exc}")
+                return ToolResult.error("TOOL_ERROR", _not_started("process_manage", command, exc))
         processes[process_id] = Background(process_id, command, process, log_path)
         return ToolResult.text(
             f"started {process_id} (pid {process.pid})",
             structured={"id": process_id, "pid": process.pid},
         )
+
+
+def _not_started(tool: str, command: str, exc: OSError) -> str:
+    """Why the shell did not start; for a command longer than the kernel takes in one argument
+    (``MAX_ARG_STRLEN``, 128 KiB on Linux), its size and the way around it."""
+    if exc.errno == errno.E2BIG:
+        return (
+            f"{tool}: the command is {len(command.encode())} bytes, more than the system takes "
+            "in one argument (128 KiB on Linux); write the long part to a file with write_file "
+            "and run or read that file instead"
+        )
+    return f"{tool}: could not start the shell: {exc}"
 
 
 def _result(
@@ -380,7 +393,9 @@ def build_tools(settings: TerminalSettings) -> Sequence[Tool]:
             description=(
                 "Run a shell command in the working directory and return its output (head and "
                 f"tail beyond {settings.max_output_bytes} bytes) and exit code. `timeout` in "
-                f"seconds, at most {settings.max_timeout}."
+                f"seconds, at most {settings.max_timeout}. Each call is a new shell started in "
+                "the working directory: cd and variables do not carry over (chain commands with "
+                "&&), standard input is empty; start servers with process_manage, not `&`."
             ),
             parameters={
                 "type": "object",

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from hermes_core import Config, Environment
 
 _STATE_KEY = "todo.items"
+CONTENT_MAX_CHARS = 2000
+"""The longest item (the schema's ``maxLength``): each call shows the whole list back."""
 _MARKS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}
 
 
@@ -71,7 +73,12 @@ TODO_TOOL = Tool(
                     "type": "object",
                     "properties": {
                         "id": {"type": "string"},
-                        "content": {"type": "string", "minLength": 1},
+                        # Every call shows the whole list back: a task, not a document.
+                        "content": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": CONTENT_MAX_CHARS,
+                        },
                         "status": {"enum": list(_MARKS)},
                     },
                     "required": ["content"],

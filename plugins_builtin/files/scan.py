@@ -1,0 +1,133 @@
+"""What ``search_files`` walks and matches, and the bounded line reader ``read_file`` shares:
+the directories skipped, a glob read as git and ripgrep read it, a regex run with a deadline
+and the GIL released, and a long line shown around its match."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+if TYPE_CHECKING:
+    import regex as regex_engine
+
+SNIFF_BYTES = 8192
+"""How much of a file is looked at for a NUL byte (binary) or a byte-order mark."""
+SEARCH_MAX_FILE_BYTES = 2 * 1024 * 1024
+SEARCH_MAX_FILES = 20000
+SEARCH_LINE_CHARS = 240
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+    }
+)
+
+
+def read_lines(handle: BinaryIO, max_line: int) -> Iterator[tuple[bytes, bool]]:
+    """Lines of ``handle`` with each cut to ``max_line`` bytes (``True`` when cut); the rest
+    of a long line is skipped in chunks so memory stays bounded."""
+    while True:
+        line = handle.readline(max_line)
+        if not line:
+            return
+        if len(line) == max_line and not line.endswith(b"\n"):
+            while True:
+                rest = handle.readline(65536)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield line, True
+        else:
+            yield line, False
+
+
+def glob_matches(segments: tuple[str, ...], file: Path, root: Path, shown: str) -> bool:
+    """Whether ``file`` matches the glob split into ``segments``: one segment (``*.py``) is
+    matched against the file's name, several against its path relative to the searched
+    ``root`` or to the working directory (``shown``). ``**`` is any number of directories,
+    none included; ``*``, ``?`` and ``[...]`` stay within one name (as git and ripgrep read
+    them), each name matched alone, so no glob backtracks over a whole path."""
+    if len(segments) == 1:
+        return fnmatch.fnmatchcase(file.name, segments[0])
+    relative = file.relative_to(root).parts if file != root else (file.name,)
+    return _parts_match(segments, relative) or _parts_match(segments, Path(shown).parts)
+
+
+def _parts_match(segments: tuple[str, ...], parts: tuple[str, ...]) -> bool:
+    reachable = {0}  # how many of ``parts`` the segments so far can have matched
+    for segment in segments:
+        if segment == "**":
+            reachable = set(range(min(reachable), len(parts) + 1))
+        else:
+            reachable = {
+                done + 1
+                for done in reachable
+                if done < len(parts) and fnmatch.fnmatchcase(parts[done], segment)
+            }
+        if not reachable:
+            return False
+    return len(parts) in reachable
+
+
+def around_match(line: str, start: int) -> str:
+    """``line`` cut to ``SEARCH_LINE_CHARS`` characters around a match at ``start``."""
+    if len(line) <= SEARCH_LINE_CHARS:
+        return line
+    begin = max(0, min(start - SEARCH_LINE_CHARS // 4, len(line) - SEARCH_LINE_CHARS))
+    piece = line[begin : begin + SEARCH_LINE_CHARS]
+    return (
+        f"{'...' if begin else ''}{piece}{'...' if begin + SEARCH_LINE_CHARS < len(line) else ''}"
+    )
+
+
+def walk(root: Path) -> Iterator[Path]:
+    if root.is_file():
+        yield root
+        return
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for name in sorted(filenames):
+            yield Path(directory) / name
+
+
+def text_lines(file: Path) -> Iterator[tuple[int, str]]:
+    try:
+        status = file.stat()
+        # A FIFO, socket or device would block the open or the read (possibly forever).
+        if not stat.S_ISREG(status.st_mode) or status.st_size > SEARCH_MAX_FILE_BYTES:
+            return
+        with file.open("rb") as handle:
+            if b"\x00" in handle.read(SNIFF_BYTES):
+                return
+            handle.seek(0)
+            # Whole lines (the file is at most 2 MB): a line cut short could match where the
+            # real one does not (``a$``) and hide what follows the cut.
+            for number, (raw, _) in enumerate(read_lines(handle, SEARCH_MAX_FILE_BYTES + 1), 1):
+                yield number, raw.decode("utf-8", "replace")
+    except OSError:
+        return
+
+
+def first_match(regex: regex_engine.Pattern[str], line: str, deadline: float) -> int | None:
+    """Where ``regex`` first matches ``line`` (``None``: nowhere); ``TimeoutError`` once the
+    scan's ``deadline`` (``time.monotonic()``) has passed."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise TimeoutError
+    # concurrent=True releases the GIL, so the host keeps running during a long match.
+    found = regex.search(line, timeout=remaining, concurrent=True)
+    return None if found is None else found.start()
