@@ -112,13 +112,26 @@ class Environment:
         return self.data_home / "serve-token"
 
     @property
+    def connectors_auth_path(self) -> Path:
+        """The hosted connectors' sign-in, ``$HERMES_HOME/auth.json``, in :attr:`data_home`."""
+        return self.data_home / "auth.json"
+
+    @property
+    def mcp_tokens_dir(self) -> Path:
+        """The MCP servers' sign-ins, ``$HERMES_HOME/mcp-auth/NAME.json``, in :attr:`data_home`."""
+        return self.data_home / "mcp-auth"
+
+    @property
     def credential_paths(self) -> tuple[Path, ...]:
         """hermes' own credentials, which the file tools neither read nor write: the
-        :attr:`dotenv_path`, the connectors' ``auth.json`` (``connectors/_signin.py``), the
-        :attr:`serve_token_path` and the MCP sign-ins' directory ``mcp-auth``
-        (``_mcp/tokens.py``)."""
-        data = self.data_home
-        return (self.dotenv_path, data / "auth.json", self.serve_token_path, data / "mcp-auth")
+        :attr:`dotenv_path`, :attr:`connectors_auth_path`, :attr:`serve_token_path` and
+        :attr:`mcp_tokens_dir`."""
+        return (
+            self.dotenv_path,
+            self.connectors_auth_path,
+            self.serve_token_path,
+            self.mcp_tokens_dir,
+        )
 
     @property
     def hooks_dir(self) -> Path:

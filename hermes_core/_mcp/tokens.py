@@ -32,7 +32,6 @@ from hermes_core._private_files import PRIVATE_FILE_MODE
 from hermes_core._redaction import REDACTED, shown_url, url_secrets
 
 __all__ = [
-    "TOKENS_DIR",
     "TokenFile",
     "recorded_url",
     "sign_in_fingerprint",
@@ -42,8 +41,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("hermes_core._mcp")
-
-TOKENS_DIR = "mcp-auth"
 
 LOCK_WAIT = 20.0
 """How long (seconds) a refresh or a save waits for another process's lock of a sign-in file
@@ -55,7 +52,7 @@ def token_path(env: Environment, server: str) -> Path:
     """Where the sign-in of ``server`` is kept: ``$HERMES_HOME/mcp-auth/NAME.json``, in the
     home's :attr:`~hermes_core._paths.Environment.data_home` (a credential of the user's, never
     in a repository's tree, nor one a repository planted there)."""
-    return env.data_home / TOKENS_DIR / f"{server}.json"
+    return env.mcp_tokens_dir / f"{server}.json"
 
 
 def sign_in_fingerprint(server: str, env: Environment) -> str:

@@ -20,7 +20,6 @@ from hermes_core._paths import Environment
 from hermes_core.connectors._json_files import read_json_file
 
 __all__ = [
-    "AUTH_FILE_NAME",
     "TOKEN_VARIABLE",
     "SignIn",
     "SignInCache",
@@ -31,7 +30,6 @@ __all__ = [
     "sign_in_again",
 ]
 
-AUTH_FILE_NAME = "auth.json"
 TOKEN_VARIABLE = "HERMES_CONNECTORS_TOKEN"
 _SECTION = "connectors"
 
@@ -65,7 +63,7 @@ def sign_in_again(sign_in: SignIn) -> str:
 def auth_path(env: Environment) -> Path:
     """``$HERMES_HOME/auth.json``, in the home's
     :attr:`~hermes_core._paths.Environment.data_home` (the user's, never a repository's)."""
-    return env.data_home / AUTH_FILE_NAME
+    return env.connectors_auth_path
 
 
 def _read_document(path: Path) -> dict[str, Any] | None:
