@@ -37,6 +37,9 @@ _TITLE = 300
 _SHOWN_TITLE = 200
 _URL = 2048
 _REF = re.compile(r"(?:f[0-9]{1,6})?e[0-9]{1,9}")
+_START_AGAIN = (
+    "call browser_navigate to start a new one (the pages, cookies and history of this one are gone)"
+)
 _INSTALL_PLAYWRIGHT = (
     "the browser tools need Playwright for Python: pip install 'hermes-core-agent[browser]'"
 )
@@ -217,7 +220,15 @@ class BrowserActions:
         try:
             browser = await self._browser(session, start)
             async with browser.lock:
-                return await act(browser)
+                try:
+                    return await act(browser)
+                except BrowserRefused:
+                    raise
+                except BrowserError as exc:
+                    stopped = browser.stopped()
+                    if stopped is None:
+                        raise
+                    raise BrowserError(f"{exc}\n{stopped}: {_START_AGAIN}") from exc
         except BrowserRefused as exc:
             return ToolResult.error("BLOCKED", str(exc))
         except (BrowserError, ChromiumMissing) as exc:
@@ -225,13 +236,24 @@ class BrowserActions:
 
     async def _browser(self, session: Session, start: bool) -> SessionBrowser:
         existing = session.state.get(STATE_KEY)
+        stopped = None
         if isinstance(existing, SessionBrowser):
             if existing.loop is not asyncio.get_running_loop():
                 raise BrowserError(
                     "this session's browser was started in another event loop: "
                     "call browser_close, then browser_navigate"
                 )
-            return existing
+            stopped = existing.stopped()
+            if stopped is None:
+                return existing
+            # A dead browser answers every call with "Target closed": put it away, so that the
+            # next navigation starts a new one.
+            if session.state.get(STATE_KEY) is existing:
+                del session.state[STATE_KEY]
+            with contextlib.suppress(Exception):
+                await existing.close()
+            if not start:
+                raise BrowserError(f"{stopped}: {_START_AGAIN}")
         if not start:
             raise BrowserError("no page is open in this session: call browser_navigate first")
         starting = session.state.setdefault(_LOCK_KEY, asyncio.Lock())
@@ -251,6 +273,8 @@ class BrowserActions:
                 raise BrowserError(
                     f"cannot start Chromium ({settings.executable}): {launch_failure(str(exc))}"
                 ) from exc
+            if stopped is not None:
+                made.note(f"{stopped}; a new browser was started (without the old one's cookies)")
             session.state[STATE_KEY] = made
             return made
 

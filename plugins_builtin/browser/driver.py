@@ -68,6 +68,8 @@ class SessionBrowser:
     loop: asyncio.AbstractEventLoop
     notes: list[str] = field(default_factory=list)
     lock: anyio.Lock = field(default_factory=anyio.Lock)
+    crashed: bool = False
+    """Whether the page's renderer crashed (Playwright's ``crash`` event)."""
 
     @classmethod
     async def start(cls, settings: DriverSettings, resolve: Resolve) -> SessionBrowser:
@@ -108,7 +110,20 @@ class SessionBrowser:
         context.on("requestfailed", made._on_request_end)
         context.on("response", made._on_response)
         made._watch(page)
+        page.on("crash", made._on_crash)
         return made
+
+    def stopped(self) -> str | None:
+        """Why this browser can no longer show a page (Chromium or its page's renderer died:
+        crashed, killed, out of memory), or ``None`` while it can."""
+        if not self.browser.is_connected():
+            return "the session's Chromium stopped (it crashed or was killed)"
+        if self.crashed or self.page.is_closed():
+            return "the session's page crashed or was killed (Chromium's renderer stopped)"
+        return None
+
+    def _on_crash(self, page: Page) -> None:
+        self.crashed = True
 
     def note(self, text: str) -> None:
         """Keep ``text`` for the next result (at most a few dozen notes between two results)."""

@@ -13,7 +13,8 @@ import anyio
 import pytest
 from browser_site import Site
 
-from hermes_core.plugin import ToolResult
+from hermes_core.plugin import Session, ToolResult
+from plugins_builtin.browser import STATE_KEY
 
 pytestmark = pytest.mark.anyio
 
@@ -63,22 +64,30 @@ async def test_a_killed_chromium_is_said_and_the_next_navigation_starts_a_new_on
     host = host_factory()
     async with host.session() as session:
         _ok(await host.dispatch("browser_navigate", {"url": site.at("/visits")}, session))
-        killed = _chromium_of_this_test(renderer)
-        assert killed, "no Chromium process of this test was found"
-        for pid in killed:
-            os.kill(pid, signal.SIGKILL)
-        with anyio.fail_after(30):
-            while _chromium_of_this_test(renderer) == killed:
-                await anyio.sleep(0.1)
-        await anyio.sleep(0.5)  # Playwright reads the end on its pipe
+        await _kill(renderer, session)
+        reopened = await host.dispatch("browser_navigate", {"url": site.at("/visits")}, session)
+        await _kill(renderer, session)
         snapshot = await host.dispatch("browser_snapshot", {}, session)
         opened = await host.dispatch("browser_navigate", {"url": site.at("/visits")}, session)
         again = await host.dispatch("browser_snapshot", {}, session)
 
+    text = _ok(reopened)
+    assert "visit number 1" in text  # a new browser: the old one's cookie is gone
+    assert "crashed or was killed" in text
+    assert "a new browser was started" in text
     assert snapshot.error_code == "TOOL_ERROR"
     assert "crashed or was killed" in snapshot.text_content, snapshot.text_content
     assert "call browser_navigate" in snapshot.text_content
-    text = _ok(opened)
-    assert "visit number 1" in text  # a new browser: the old one's cookie is gone
-    assert "a new browser was started" in text
+    assert "visit number 1" in _ok(opened)
     assert "visit number 1" in _ok(again)
+
+
+async def _kill(renderer: bool, session: Session) -> None:
+    """SIGKILL this test's Chromium (or its renderers) and wait until Playwright saw it."""
+    killed = _chromium_of_this_test(renderer)
+    assert killed, "no Chromium process of this test was found"
+    for pid in killed:
+        os.kill(pid, signal.SIGKILL)
+    with anyio.fail_after(30):
+        while session.state[STATE_KEY].stopped() is None:
+            await anyio.sleep(0.1)
