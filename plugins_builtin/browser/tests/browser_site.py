@@ -40,6 +40,10 @@ PAGES = {
     "<script>history.replaceState(null, '', '/long-named?' + 'x'.repeat(300000));</script>",
     # Every cut at a raw 200 or 300 characters falls between an "e" and its accent.
     "/accented": "<title>x" + "e\u0301" * 400 + "</title><h1>Accented</h1>",
+    # Lone surrogates (half a UTF-16 pair), which no UTF-8 output can hold, in the title and text.
+    "/surrogates": "<title>s</title><h1 id=h>x</h1><p id=p>y</p><script>"
+    "h.textContent = 'head \\ud800 lone'; p.textContent = 'para \\ud83d end';"
+    "document.title = 'title \\udc00 lone';</script>",
     "/tall": "<title>Tall</title>"
     + "".join(f"<p style='height:400px'>row {n}</p>" for n in range(30)),
 }
