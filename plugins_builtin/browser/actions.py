@@ -19,7 +19,13 @@ from typing import Any, Literal
 
 import anyio
 
-from hermes_core._plugin_support import create_private_file, private_dir, shortened
+from hermes_core._plugin_support import (
+    create_private_file,
+    encodable,
+    encodable_value,
+    private_dir,
+    shortened,
+)
 from hermes_core.agent import ImagePart, ModelError, session_model
 from hermes_core.plugin import Session, ToolResult
 
@@ -403,7 +409,9 @@ def _result(browser: SessionBrowser, text: str, *, structured: object = None) ->
     notes = browser.take_notes()
     if notes:
         text += "\n" + "\n".join(f"note: {note}" for note in notes)
-    return ToolResult.text(text, structured=structured)
+    # A page's text may hold half a UTF-16 pair (JavaScript strings can), which no UTF-8
+    # output holds: a terminal, a pipe or a JSON answer would fail on it.
+    return ToolResult.text(encodable(text), structured=encodable_value(structured))
 
 
 def _shown(url: str) -> str:
