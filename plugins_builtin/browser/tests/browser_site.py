@@ -44,6 +44,9 @@ PAGES = {
     "/surrogates": "<title>s</title><h1 id=h>x</h1><p id=p>y</p><script>"
     "h.textContent = 'head \\ud800 lone'; p.textContent = 'para \\ud83d end';"
     "document.title = 'title \\udc00 lone';</script>",
+    "/papers": '<title>Papers</title><a href="/paper.pdf">The paper</a>'
+    '<a href="/photo.png">The photo</a>',
+    "/pictures": '<title>Pictures</title><img src="/photo.png">',
     "/tall": "<title>Tall</title>"
     + "".join(f"<p style='height:400px'>row {n}</p>" for n in range(30)),
 }
