@@ -88,18 +88,6 @@ class BrowserActions:
         # An error page is a page: shown, with the status, so the model knows it is not the one
         # it wanted.
         done = f"the server answered HTTP {status}" if status is not None and status >= 400 else ""
-        kind = response.headers.get("content-type", "") if response is not None else ""
-        kind = kind.split(";")[0].strip().lower()
-        if response is not None and kind and not kind.startswith(_PAGE_TYPES):
-            # Chromium shows a PDF or an image in a viewer of its own: no title, no snapshot,
-            # which the model would read as a blank page of the site.
-            from hermes_core._plugin_support import readers_of
-
-            note = (
-                f"{response.url} is {kind}, not a web page: the browser tools show web pages, "
-                f"and its content is not in the snapshot; {readers_of(kind)}"
-            )
-            done = f"{done}\n{note}" if done else note
         return await self._page_report(browser, done, status)
 
     async def snapshot(self, session: Session) -> ToolResult:
@@ -301,12 +289,35 @@ class BrowserActions:
         title = await page.title()
         url = _shown(page.url)
         lines = [done] if done else []
+        shows = _not_a_page(browser, page.url)
+        if shows is None and not snapshot.strip():
+            shows = (
+                "the snapshot shows nothing of this page (no text or control it can read: "
+                "images, a canvas); browser_vision shows it as it looks"
+            )
+        lines += [shows] if shows else []
         lines += [f"page: {shortened(title, _SHOWN_TITLE)!r} at {url}", snapshot]
         title = shortened(title, _TITLE)
         structured: dict[str, Any] = {"url": url, "title": title}
         if status is not None:  # a navigation's answer (HTTP status)
             structured["status"] = status
         return _result(browser, "\n".join(lines), structured=structured)
+
+
+def _not_a_page(browser: SessionBrowser, url: str) -> str | None:
+    """What the page at ``url`` is when it is no web page (a PDF, an image): Chromium shows it
+    in a viewer of its own, with no title and no snapshot, which the model would read as a
+    blank page of the site."""
+    answered, kind = browser.document
+    kind = kind.split(";")[0].strip().lower()
+    if answered != url or not kind or kind.startswith(_PAGE_TYPES):
+        return None
+    from hermes_core._plugin_support import readers_of
+
+    return (
+        f"{_shown(url)} is {kind}, not a web page: the browser tools show web pages, and its "
+        f"content is not in the snapshot; {readers_of(kind)}"
+    )
 
 
 async def close_session_browser(session: Session) -> bool:

@@ -70,6 +70,9 @@ class SessionBrowser:
     lock: anyio.Lock = field(default_factory=anyio.Lock)
     crashed: bool = False
     """Whether the page's renderer crashed (Playwright's ``crash`` event)."""
+    document: tuple[str, str] = ("", "")
+    """The address and content type of the last document the page's main frame was answered
+    (a navigation, a click, a form sent), which the snapshot cannot tell (a PDF's viewer)."""
 
     @classmethod
     async def start(cls, settings: DriverSettings, resolve: Resolve) -> SessionBrowser:
@@ -162,6 +165,10 @@ class SessionBrowser:
     def _on_response(self, response: Response) -> None:
         if REFUSED_HEADER.lower() in response.headers:
             self._on_request_end(response.request)
+        request = response.request
+        # A service worker's request has no frame: Playwright raises on asking for it.
+        if request.is_navigation_request() and request.frame is self.page.main_frame:
+            self.document = (response.url, response.headers.get("content-type", ""))
 
     def _on_new_page(self, page: Page) -> None:
         if page is self.page:
