@@ -51,6 +51,13 @@ PAGES = {
     + "".join(f"<p style='height:400px'>row {n}</p>" for n in range(30)),
 }
 
+REDIRECTS = {
+    "/to-metadata": "http://169.254.169.254/latest/meta-data/",
+    "/to-metadata-tls": "https://169.254.169.254/latest/meta-data/",
+    "/to-file": "file:///etc/passwd",
+    "/to-data": "data:text/html,<h1>from data</h1>",
+}
+
 # Addresses that are no web page: a PDF and an image, served inline (no attachment header).
 _PDF = (
     b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n"
@@ -92,9 +99,9 @@ def _handler(seen: list[str], release: threading.Event) -> type[BaseHTTPRequestH
             if parts.path == "/welcome":
                 email = parse_qs(parts.query).get("email", [""])[0]
                 self._send(f"<title>Welcome</title><h1>Welcome, {html.escape(email)}</h1>")
-            elif parts.path == "/to-metadata":
+            elif parts.path in REDIRECTS:
                 self.send_response(302)
-                self.send_header("Location", "http://169.254.169.254/latest/meta-data/")
+                self.send_header("Location", REDIRECTS[parts.path])
                 self.end_headers()
             elif parts.path == "/file.bin":
                 body = b"\0" * 1024
