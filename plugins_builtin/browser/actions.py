@@ -80,6 +80,7 @@ class BrowserActions:
         try:
             response = await browser.page.goto(url, wait_until="domcontentloaded")
         except Exception as exc:
+            await _error_page_shown(browser, exc)
             raise _failure(browser, f"loading {url}", exc, url=url) from exc
         if response is not None and response.headers.get(REFUSED_HEADER.lower()):
             browser.take_notes()
@@ -351,6 +352,22 @@ async def _on_element(
 
 
 _QUIET_MS = 3000
+_ERROR_PAGE_MS = 2000
+
+
+async def _error_page_shown(browser: SessionBrowser, exc: Exception) -> None:
+    """After a navigation that failed on a network error (a refused redirect), wait for the
+    error page Chromium shows a moment later: arriving during the next navigation, it cut
+    that one short ("interrupted by another navigation to chrome-error://")."""
+    text = _first_line(exc)
+    if "net::ERR_" not in text or "net::ERR_ABORTED" in text:  # no error page for these
+        return
+    with contextlib.suppress(Exception):
+        await browser.page.wait_for_url(
+            lambda address: address.startswith("chrome-error:"),
+            wait_until="domcontentloaded",
+            timeout=_ERROR_PAGE_MS,
+        )
 
 
 # Chromium handles a wheel event after `mouse.wheel` returns, and may animate it: wait until the
@@ -386,6 +403,11 @@ def _failure(
     browser: SessionBrowser, doing: str, exc: Exception, *, ref: bool = False, url: str = ""
 ) -> BrowserError:
     text = _first_line(exc)
+    if "net::ERR_UNSAFE_REDIRECT" in text:  # Chromium's own rule, before any request
+        return BrowserRefused(
+            f"{doing} was refused: it redirects to an address that is not http or https "
+            "(file:, data:, chrome:...), which the browser tools never open"
+        )
     refused = [note for note in browser.notes if note.startswith("refused")]
     if "net::ERR_" in text and refused:
         browser.take_notes()
