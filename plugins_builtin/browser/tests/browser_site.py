@@ -47,6 +47,7 @@ PAGES = {
     "/papers": '<title>Papers</title><a href="/paper.pdf">The paper</a>'
     '<a href="/photo.png">The photo</a>',
     "/pictures": '<title>Pictures</title><img src="/photo.png">',
+    "/to-never": '<title>Waiting</title><a href="/never">Never</a>',
     "/tall": "<title>Tall</title>"
     + "".join(f"<p style='height:400px'>row {n}</p>" for n in range(30)),
 }
