@@ -81,7 +81,11 @@ class BrowserActions:
             response = await browser.page.goto(url, wait_until="domcontentloaded")
         except Exception as exc:
             await _error_page_shown(browser, exc)
-            raise _failure(browser, f"loading {url}", exc, url=url) from exc
+            failure = _failure(browser, f"loading {url}", exc, url=url)
+            if _timed_out(exc):
+                await browser.stop_loading()
+                failure = BrowserError(f"{failure}\n{_STOPPED}")
+            raise failure from exc
         if response is not None and response.headers.get(REFUSED_HEADER.lower()):
             browser.take_notes()
             raise BrowserRefused(f"browser_navigate refused: {await response.text()}")
@@ -99,7 +103,10 @@ class BrowserActions:
         """Click the element ``ref`` of the last snapshot."""
 
         async def act(browser: SessionBrowser) -> ToolResult:
-            await _on_element(browser, ref, "click", lambda: browser.page.get_by_ref(ref).click())
+            # no_wait_after: a click that starts a navigation would wait on it for its own
+            # action_timeout, and fail on a page that never loads; _settle waits for it.
+            click = browser.page.get_by_ref(ref).click
+            await _on_element(browser, ref, "click", lambda: click(no_wait_after=True))
             await _settle(browser)
             return await self._page_report(browser, f"clicked [ref={ref}]")
 
@@ -112,7 +119,10 @@ class BrowserActions:
             field = browser.page.get_by_ref(ref)
             await _on_element(browser, ref, "type into", lambda: field.fill(text))
             if submit:
-                await _on_element(browser, ref, "submit", lambda: field.press("Enter"))
+                press = field.press
+                await _on_element(
+                    browser, ref, "submit", lambda: press("Enter", no_wait_after=True)
+                )
                 await _settle(browser)
             done = f"typed {len(text)} characters into [ref={ref}]" + (
                 " and pressed Enter" if submit else ""
@@ -393,10 +403,14 @@ async def _settle(browser: SessionBrowser) -> None:
     # so wait for the network to go quiet first (briefly; a page that keeps polling goes on).
     with contextlib.suppress(Exception):
         await browser.page.wait_for_load_state("networkidle", timeout=_QUIET_MS)
-    try:
-        await browser.page.wait_for_load_state("domcontentloaded")
-    except Exception:  # a slow page: report what is there
-        browser.note("the page had not finished loading")
+    # Not wait_for_load_state: the page still shown has loaded, and it returns at once while
+    # the next one is coming. A script waits for the page the navigation brings, if any.
+    with anyio.move_on_after(browser.navigation_timeout) as waiting:
+        with contextlib.suppress(Exception):
+            await browser.page.evaluate("document.readyState")
+    if waiting.cancelled_caught:  # a slow page: stopped, to show what is there
+        await browser.stop_loading()
+        browser.note(f"the page had not finished loading at navigation_timeout; {_STOPPED}")
 
 
 def _failure(
@@ -419,13 +433,20 @@ def _failure(
             f"{url} is a file download, which the browser tools refuse (nothing was saved); "
             "web_extract reads pages and text"
         )
-    if "Timeout" in type(exc).__name__ or "Timeout" in text:
+    if _timed_out(exc):
         return BrowserError(f"{doing} timed out: {text}")
     if ref and ("aria-ref" in text or "not found" in text.lower()):
         return BrowserError(
             f"{doing}: no such element on the page now; take a new browser_snapshot"
         )
     return BrowserError(f"{doing} failed: {text}")
+
+
+def _timed_out(exc: Exception) -> bool:
+    return "Timeout" in type(exc).__name__ or "Timeout" in _first_line(exc)
+
+
+_STOPPED = "its loading was stopped: browser_snapshot shows the page the browser shows now"
 
 
 class BrowserRefused(BrowserError):

@@ -11,6 +11,7 @@ refused, each noted for the model in the next result.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -70,6 +71,8 @@ class SessionBrowser:
     lock: anyio.Lock = field(default_factory=anyio.Lock)
     crashed: bool = False
     """Whether the page's renderer crashed (Playwright's ``crash`` event)."""
+    navigation_timeout: float = 30.0
+    """Seconds a navigation may take (:attr:`DriverSettings.navigation_timeout`)."""
     document: tuple[str, str] = ("", "")
     """The address and content type of the last document the page's main frame was answered
     (a navigation, a click, a form sent), which the snapshot cannot tell (a PDF's viewer)."""
@@ -109,6 +112,7 @@ class SessionBrowser:
                 await proxy.close()
             raise
         made = cls(playwright, browser, context, page, proxy, asyncio.get_running_loop())
+        made.navigation_timeout = settings.navigation_timeout
         context.on("page", made._on_new_page)
         context.on("requestfailed", made._on_request_end)
         context.on("response", made._on_response)
@@ -127,6 +131,17 @@ class SessionBrowser:
 
     def _on_crash(self, page: Page) -> None:
         self.crashed = True
+
+    async def stop_loading(self) -> None:
+        """Stop the page's loading (a navigation past its timeout), as the browser's stop
+        button does: Playwright's snapshots and clicks wait on a navigation still going, and
+        ``window.stop()`` is a script of the page, which waits too."""
+        with contextlib.suppress(Exception):
+            devtools = await self.context.new_cdp_session(self.page)
+            try:
+                await devtools.send("Page.stopLoading")
+            finally:
+                await devtools.detach()
 
     def note(self, text: str) -> None:
         """Keep ``text`` for the next result (at most a few dozen notes between two results)."""
