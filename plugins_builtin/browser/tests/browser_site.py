@@ -48,6 +48,10 @@ PAGES = {
     '<a href="/photo.png">The photo</a>',
     "/pictures": '<title>Pictures</title><img src="/photo.png">',
     "/to-never": '<title>Waiting</title><a href="/never">Never</a>',
+    # Asks to stay at each unload ("unsaved changes"), once a click has activated it.
+    "/stay": "<title>Stay</title><button>Edit</button><a href='/about'>Leave</a><script>"
+    "addEventListener('beforeunload', (e) => { e.preventDefault(); e.returnValue = ''; });"
+    "</script>",
     "/tall": "<title>Tall</title>"
     + "".join(f"<p style='height:400px'>row {n}</p>" for n in range(30)),
 }

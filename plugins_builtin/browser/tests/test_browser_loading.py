@@ -57,3 +57,27 @@ async def test_a_click_onto_a_page_that_never_loads_shows_the_page_there_is(
     assert "the page had not finished loading" in text
     assert "loading was stopped" in text
     assert 'link "Never"' in _ok(snapshot)
+
+
+async def test_a_page_asking_to_stay_cannot_keep_the_browser_on_it(
+    host_factory: Any, site: Site
+) -> None:
+    # Its beforeunload dialog was dismissed, which is "stay": browser_navigate failed
+    # (net::ERR_ABORTED), browser_back timed out, a link led nowhere, until browser_close.
+    host = host_factory()
+    async with host.session() as session:
+        page = _ok(await host.dispatch("browser_navigate", {"url": site.at("/stay")}, session))
+        edit = re.search(r'button "Edit" \[ref=(\w+)\]', page)
+        leave = re.search(r'link "Leave" \[ref=(\w+)\]', page)
+        assert edit, page
+        assert leave, page
+        _ok(await host.dispatch("browser_click", {"ref": edit.group(1)}, session))
+        clicked = _ok(await host.dispatch("browser_click", {"ref": leave.group(1)}, session))
+        back = _ok(await host.dispatch("browser_back", {}, session))
+        _ok(await host.dispatch("browser_click", {"ref": edit.group(1)}, session))
+        navigated = await host.dispatch("browser_navigate", {"url": site.at("/about")}, session)
+
+    assert 'heading "About us"' in clicked
+    assert "beforeunload dialog" in clicked
+    assert "page: 'Stay'" in back
+    assert 'heading "About us"' in _ok(navigated)
