@@ -4,8 +4,8 @@ Started on the session's first ``browser_navigate`` and closed at its end (``bro
 the session ending, or the host's Python exiting: the Playwright driver is a child process
 whose browsers die with it). A hostile page is contained here: every request it makes
 (navigations, redirects, subresources, WebSockets) goes through the session's
-:class:`~.guard.AddressProxy`; dialogs are dismissed, new windows closed and downloads
-refused, each noted for the model in the next result.
+:class:`~.guard.AddressProxy`; dialogs are dismissed (a page asking to stay is left), new
+windows closed and downloads refused, each noted for the model in the next result.
 """
 
 from __future__ import annotations
@@ -161,6 +161,11 @@ class SessionBrowser:
 
     def _on_dialog(self, dialog: Dialog) -> None:
         shown = _clip(dialog.message, 200)
+        if dialog.type == "beforeunload":
+            # Dismissed, it is "stay on this page": a page could hold the browser for good.
+            self.note("the page asked to stay (a beforeunload dialog); it was left")
+            _spawn(dialog.accept)
+            return
         self.note(f"the page opened a {dialog.type} dialog ({shown!r}); it was dismissed")
         _spawn(dialog.dismiss)
 

@@ -74,6 +74,8 @@ async def test_a_page_asking_to_stay_cannot_keep_the_browser_on_it(
         _ok(await host.dispatch("browser_click", {"ref": edit.group(1)}, session))
         clicked = _ok(await host.dispatch("browser_click", {"ref": leave.group(1)}, session))
         back = _ok(await host.dispatch("browser_back", {}, session))
+        edit = re.search(r'button "Edit" \[ref=(\w+)\]', back)
+        assert edit, back
         _ok(await host.dispatch("browser_click", {"ref": edit.group(1)}, session))
         navigated = await host.dispatch("browser_navigate", {"url": site.at("/about")}, session)
 
