@@ -52,6 +52,9 @@ PAGES = {
     "/stay": "<title>Stay</title><button>Edit</button><a href='/about'>Leave</a><script>"
     "addEventListener('beforeunload', (e) => { e.preventDefault(); e.returnValue = ''; });"
     "</script>",
+    # Taller than Chromium can draw in one image.
+    "/very-tall": "<title>Very tall</title><style>body { margin: 0 }</style>"
+    "<div style='height:600000px'>The top</div>",
     "/tall": "<title>Tall</title>"
     + "".join(f"<p style='height:400px'>row {n}</p>" for n in range(30)),
 }
