@@ -15,7 +15,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -34,12 +34,16 @@ from .chromium import ChromiumMissing, launch_failure
 from .driver import BrowserError, DriverSettings, SessionBrowser
 from .guard import REFUSED_HEADER, Refused, Resolve, scheme_refusal
 
+if TYPE_CHECKING:
+    from playwright.async_api import FloatRect
+
 __all__ = ["STATE_KEY", "BrowserActions", "close_session_browser"]
 
 _LOCK_KEY = "browser.starting"
 _PAGE_TYPES = ("text/", "application/xhtml+xml", "application/xml", "application/json")
 """The content types Chromium shows as a page the snapshot can read."""
 _TITLE = 300
+_SHOT_PIXELS = 16384
 _SHOWN_TITLE = 200
 _URL = 2048
 _REF = re.compile(r"(?:f[0-9]{1,6})?e[0-9]{1,9}")
@@ -179,12 +183,23 @@ class BrowserActions:
         """A PNG of the page, saved under the session's screenshot folder."""
 
         async def act(browser: SessionBrowser) -> ToolResult:
-            data = await browser.page.screenshot(full_page=full_page, type="png")
+            page, cut = browser.page, ""
+            try:
+                # Chromium draws no image much taller than this (past it the capture fails).
+                height = int(await page.evaluate("document.documentElement.scrollHeight"))
+                clip: FloatRect | None = None
+                if full_page and height > _SHOT_PIXELS:
+                    width = (page.viewport_size or {"width": 1280})["width"]
+                    clip = {"x": 0, "y": 0, "width": width, "height": _SHOT_PIXELS}
+                    cut = f" (the first {_SHOT_PIXELS} of {height} pixels: the page is taller)"
+                data = await page.screenshot(full_page=full_page, clip=clip, type="png")
+            except Exception as exc:
+                raise _failure(browser, "taking a screenshot", exc) from exc
             folder = private_dir(self.screenshots / session.id)
             path = _free_path(folder)
             with create_private_file(path) as handle:
                 handle.write(data)
-            text = f"saved a screenshot of {_shown(browser.page.url)} ({len(data)} bytes) to {path}"
+            text = f"saved a screenshot of {_shown(page.url)}{cut} ({len(data)} bytes) to {path}"
             return _result(browser, text, structured={"path": str(path), "bytes": len(data)})
 
         return await self._run(session, act)
