@@ -33,6 +33,15 @@ from . import STATE_KEY
 from .chromium import ChromiumMissing, launch_failure
 from .driver import BrowserError, DriverSettings, SessionBrowser
 from .guard import REFUSED_HEADER, Refused, Resolve, scheme_refusal
+from .loading import (
+    STOPPED,
+    BrowserRefused,
+    error_page_shown,
+    failure,
+    first_line,
+    settle,
+    timed_out,
+)
 
 if TYPE_CHECKING:
     from playwright.async_api import FloatRect
@@ -84,12 +93,12 @@ class BrowserActions:
         try:
             response = await browser.page.goto(url, wait_until="domcontentloaded")
         except Exception as exc:
-            await _error_page_shown(browser, exc)
-            failure = _failure(browser, f"loading {url}", exc, url=url)
-            if _timed_out(exc):
+            await error_page_shown(browser, exc)
+            said = failure(browser, f"loading {url}", exc, url=url)
+            if timed_out(exc):
                 await browser.stop_loading()
-                failure = BrowserError(f"{failure}\n{_STOPPED}")
-            raise failure from exc
+                said = BrowserError(f"{said}\n{STOPPED}")
+            raise said from exc
         if response is not None and response.headers.get(REFUSED_HEADER.lower()):
             browser.take_notes()
             raise BrowserRefused(f"browser_navigate refused: {await response.text()}")
@@ -108,10 +117,10 @@ class BrowserActions:
 
         async def act(browser: SessionBrowser) -> ToolResult:
             # no_wait_after: a click that starts a navigation would wait on it for its own
-            # action_timeout, and fail on a page that never loads; _settle waits for it.
+            # action_timeout, and fail on a page that never loads; settle waits for it.
             click = browser.page.get_by_ref(ref).click
             await _on_element(browser, ref, "click", lambda: click(no_wait_after=True))
-            await _settle(browser)
+            await settle(browser)
             return await self._page_report(browser, f"clicked [ref={ref}]")
 
         return await self._run(session, act)
@@ -127,7 +136,7 @@ class BrowserActions:
                 await _on_element(
                     browser, ref, "submit", lambda: press("Enter", no_wait_after=True)
                 )
-                await _settle(browser)
+                await settle(browser)
             done = f"typed {len(text)} characters into [ref={ref}]" + (
                 " and pressed Enter" if submit else ""
             )
@@ -159,7 +168,7 @@ class BrowserActions:
             try:
                 went = await browser.page.go_back(wait_until="domcontentloaded")
             except Exception as exc:
-                raise _failure(browser, "going back", exc) from exc
+                raise failure(browser, "going back", exc) from exc
             if went is None and browser.page.url in ("", "about:blank"):
                 raise BrowserError("there is no earlier page to go back to")
             return await self._page_report(browser, "went back")
@@ -173,8 +182,8 @@ class BrowserActions:
             try:
                 await browser.page.keyboard.press(key)
             except Exception as exc:
-                raise BrowserError(f"cannot press {key!r}: {_first_line(exc)}") from exc
-            await _settle(browser)
+                raise BrowserError(f"cannot press {key!r}: {first_line(exc)}") from exc
+            await settle(browser)
             return await self._page_report(browser, f"pressed {key}")
 
         return await self._run(session, act)
@@ -194,7 +203,7 @@ class BrowserActions:
                     cut = f" (the first {_SHOT_PIXELS} of {height} pixels: the page is taller)"
                 data = await page.screenshot(full_page=full_page, clip=clip, type="png")
             except Exception as exc:
-                raise _failure(browser, "taking a screenshot", exc) from exc
+                raise failure(browser, "taking a screenshot", exc) from exc
             folder = private_dir(self.screenshots / session.id)
             path = _free_path(folder)
             with create_private_file(path) as handle:
@@ -305,7 +314,7 @@ class BrowserActions:
         try:
             snapshot = await page.aria_snapshot(mode="ai")
         except Exception as exc:
-            raise _failure(browser, "reading the page", exc) from exc
+            raise failure(browser, "reading the page", exc) from exc
         limit = self.max_snapshot_chars
         if len(snapshot) > limit:
             snapshot = (
@@ -373,26 +382,7 @@ async def _on_element(
     except BrowserError:
         raise
     except Exception as exc:
-        raise _failure(browser, doing, exc, ref=True) from exc
-
-
-_QUIET_MS = 3000
-_ERROR_PAGE_MS = 2000
-
-
-async def _error_page_shown(browser: SessionBrowser, exc: Exception) -> None:
-    """After a navigation that failed on a network error (a refused redirect), wait for the
-    error page Chromium shows a moment later: arriving during the next navigation, it cut
-    that one short ("interrupted by another navigation to chrome-error://")."""
-    text = _first_line(exc)
-    if "net::ERR_" not in text or "net::ERR_ABORTED" in text:  # no error page for these
-        return
-    with contextlib.suppress(Exception):
-        await browser.page.wait_for_url(
-            lambda address: address.startswith("chrome-error:"),
-            wait_until="domcontentloaded",
-            timeout=_ERROR_PAGE_MS,
-        )
+        raise failure(browser, doing, exc, ref=True) from exc
 
 
 # Chromium handles a wheel event after `mouse.wheel` returns, and may animate it: wait until the
@@ -409,63 +399,6 @@ _SCROLLED = """async (start) => {
   }
   return [Math.round(scrollY), document.documentElement.scrollHeight, innerHeight];
 }"""
-
-
-async def _settle(browser: SessionBrowser) -> None:
-    """Let a navigation the action started reach its DOM (a page that never loads leaves the
-    wait at the navigation timeout; the result then shows what there is)."""
-    # An Enter or a click starts its navigation a moment later: the old page is already loaded,
-    # so wait for the network to go quiet first (briefly; a page that keeps polling goes on).
-    with contextlib.suppress(Exception):
-        await browser.page.wait_for_load_state("networkidle", timeout=_QUIET_MS)
-    # Not wait_for_load_state: the page still shown has loaded, and it returns at once while
-    # the next one is coming. A script waits for the page the navigation brings, if any.
-    with anyio.move_on_after(browser.navigation_timeout) as waiting:
-        with contextlib.suppress(Exception):
-            await browser.page.evaluate("document.readyState")
-    if waiting.cancelled_caught:  # a slow page: stopped, to show what is there
-        await browser.stop_loading()
-        browser.note(f"the page had not finished loading at navigation_timeout; {_STOPPED}")
-
-
-def _failure(
-    browser: SessionBrowser, doing: str, exc: Exception, *, ref: bool = False, url: str = ""
-) -> BrowserError:
-    text = _first_line(exc)
-    if "net::ERR_UNSAFE_REDIRECT" in text:  # Chromium's own rule, before any request
-        return BrowserRefused(
-            f"{doing} was refused: it redirects to an address that is not http or https "
-            "(file:, data:, chrome:...), which the browser tools never open"
-        )
-    refused = [note for note in browser.notes if note.startswith("refused")]
-    if "net::ERR_" in text and refused:
-        browser.take_notes()
-        return BrowserRefused(f"{doing} was refused: {refused[-1].split(': ', 1)[1]}")
-    if "net::ERR_TUNNEL_CONNECTION_FAILED" in text and url and browser.refusal_of(url):
-        return BrowserRefused(f"{doing} was refused: {browser.refusal_of(url)}")
-    if url and "Download is starting" in text:  # the address answers with a file to save
-        return BrowserError(
-            f"{url} is a file download, which the browser tools refuse (nothing was saved); "
-            "web_extract reads pages and text"
-        )
-    if _timed_out(exc):
-        return BrowserError(f"{doing} timed out: {text}")
-    if ref and ("aria-ref" in text or "not found" in text.lower()):
-        return BrowserError(
-            f"{doing}: no such element on the page now; take a new browser_snapshot"
-        )
-    return BrowserError(f"{doing} failed: {text}")
-
-
-def _timed_out(exc: Exception) -> bool:
-    return "Timeout" in type(exc).__name__ or "Timeout" in _first_line(exc)
-
-
-_STOPPED = "its loading was stopped: browser_snapshot shows the page the browser shows now"
-
-
-class BrowserRefused(BrowserError):
-    """An address the rules refuse (the result's code is ``BLOCKED``)."""
 
 
 NO_MODEL = (
@@ -486,11 +419,6 @@ def _result(browser: SessionBrowser, text: str, *, structured: object = None) ->
 def _shown(url: str) -> str:
     """A page's address as a result gives it: the page may have made it 2 MB long."""
     return url if len(url) <= _URL else url[:_URL] + "..."
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return (text[0] if text else type(exc).__name__)[:500]
 
 
 def _free_path(folder: Path) -> Path:
