@@ -55,6 +55,8 @@ PAGES = {
     # Taller than Chromium can draw in one image.
     "/very-tall": "<title>Very tall</title><style>body { margin: 0 }</style>"
     "<div style='height:600000px'>The top</div>",
+    "/sockets": "<title>Sockets</title><h1>Sockets</h1>"
+    "<script>new WebSocket('ws://10.0.0.2/'); new WebSocket('wss://169.254.169.254/');</script>",
     "/tall": "<title>Tall</title>"
     + "".join(f"<p style='height:400px'>row {n}</p>" for n in range(30)),
 }

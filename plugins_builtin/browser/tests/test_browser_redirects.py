@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 from browser_site import Site
 
@@ -47,3 +48,20 @@ async def test_a_navigation_ended_by_a_network_error_says_why_and_the_next_one_l
     assert said in refused.text_content
     assert "ERR_UNSAFE_REDIRECT" not in refused.text_content
     assert 'heading "About us"' in _ok(after)
+
+
+async def test_a_websocket_of_the_page_to_a_refused_address_is_noted(
+    host_factory: Any, site: Site
+) -> None:
+    # Refused by the proxy as every request is, but said nowhere: a WebSocket's failure is no
+    # failed request to Playwright.
+    host = host_factory()
+    said = ""
+    async with host.session() as session:
+        _ok(await host.dispatch("browser_navigate", {"url": site.at("/sockets")}, session))
+        with anyio.fail_after(30):
+            while "10.0.0.2" not in said or "169.254.169.254" not in said:
+                said += _ok(await host.dispatch("browser_snapshot", {}, session))
+                await anyio.sleep(0.2)
+
+    assert "note: refused a request of the page: " in said
