@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         Playwright,
         Request,
         Response,
+        WebSocket,
     )
 
 __all__ = ["BrowserError", "DriverSettings", "SessionBrowser"]
@@ -158,6 +159,16 @@ class SessionBrowser:
     def _watch(self, page: Page) -> None:
         page.on("dialog", self._on_dialog)
         page.on("download", self._on_download)
+        page.on("websocket", self._on_websocket)
+
+    def _on_websocket(self, socket: WebSocket) -> None:
+        # A WebSocket's failure is no failed request to Playwright: its own event says it.
+        socket.on("socketerror", lambda _error: self._on_socket_error(socket.url))
+
+    def _on_socket_error(self, url: str) -> None:
+        reason = self.refusal_of(url)
+        if reason is not None:
+            self.note(f"refused a request of the page: {reason}")
 
     def _on_dialog(self, dialog: Dialog) -> None:
         shown = _clip(dialog.message, 200)

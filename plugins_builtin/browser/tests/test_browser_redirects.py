@@ -56,9 +56,8 @@ async def test_a_websocket_of_the_page_to_a_refused_address_is_noted(
     # Refused by the proxy as every request is, but said nowhere: a WebSocket's failure is no
     # failed request to Playwright.
     host = host_factory()
-    said = ""
     async with host.session() as session:
-        _ok(await host.dispatch("browser_navigate", {"url": site.at("/sockets")}, session))
+        said = _ok(await host.dispatch("browser_navigate", {"url": site.at("/sockets")}, session))
         with anyio.fail_after(30):
             while "10.0.0.2" not in said or "169.254.169.254" not in said:
                 said += _ok(await host.dispatch("browser_snapshot", {}, session))
