@@ -177,7 +177,8 @@ class SessionBrowser:
             self.note("the page asked to stay (a beforeunload dialog); it was left")
             _spawn(dialog.accept)
             return
-        self.note(f"the page opened a {dialog.type} dialog ({shown!r}); it was dismissed")
+        article = "an" if dialog.type == "alert" else "a"
+        self.note(f"the page opened {article} {dialog.type} dialog ({shown!r}); it was dismissed")
         _spawn(dialog.dismiss)
 
     def _on_download(self, download: Download) -> None:
