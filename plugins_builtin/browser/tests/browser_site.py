@@ -57,6 +57,7 @@ PAGES = {
     "<div style='height:600000px'>The top</div>",
     "/sockets": "<title>Sockets</title><h1>Sockets</h1>"
     "<script>new WebSocket('ws://10.0.0.2/'); new WebSocket('wss://169.254.169.254/');</script>",
+    "/once": "<title>Once</title><h1>Loaded once</h1>",
     "/tall": "<title>Tall</title>"
     + "".join(f"<p style='height:400px'>row {n}</p>" for n in range(30)),
 }
@@ -103,8 +104,8 @@ def _handler(seen: list[str], release: threading.Event) -> type[BaseHTTPRequestH
         def do_GET(self) -> None:
             seen.append(self.path)
             parts = urlsplit(self.path)
-            if parts.path == "/never":  # a page that never answers
-                release.wait(120)
+            if parts.path == "/never" or (parts.path == "/once" and seen.count("/once") > 1):
+                release.wait(120)  # a page that never answers (/once: after its first time)
                 return
             if parts.path == "/welcome":
                 email = parse_qs(parts.query).get("email", [""])[0]
@@ -140,6 +141,7 @@ def _handler(seen: list[str], release: threading.Event) -> type[BaseHTTPRequestH
             body = f"<!doctype html><html><body>{page}</body></html>".encode()
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Cache-Control", "no-store")  # going back asks again
             self.send_header("Content-Length", str(len(body)))
             if cookie is not None:
                 self.send_header("Set-Cookie", f"visits={cookie}; Path=/")

@@ -83,3 +83,19 @@ async def test_a_page_asking_to_stay_cannot_keep_the_browser_on_it(
     assert "beforeunload dialog" in clicked
     assert "page: 'Stay'" in back
     assert 'heading "About us"' in _ok(navigated)
+
+
+async def test_going_back_to_a_page_that_no_longer_loads_stops_and_the_page_can_be_read(
+    host_factory: Any, site: Site
+) -> None:
+    host = host_factory(browser_config(navigation_timeout=2, action_timeout=30))
+    async with host.session() as session:
+        _ok(await host.dispatch("browser_navigate", {"url": site.at("/once")}, session))
+        _ok(await host.dispatch("browser_navigate", {"url": site.at("/about")}, session))
+        back = await host.dispatch("browser_back", {}, session)
+        snapshot = await host.dispatch("browser_snapshot", {}, session)
+
+    assert back.error_code == "TOOL_ERROR"
+    assert "going back timed out" in back.text_content
+    assert "loading was stopped" in back.text_content, back.text_content
+    assert 'heading "About us"' in _ok(snapshot)
