@@ -33,15 +33,7 @@ from . import STATE_KEY
 from .chromium import ChromiumMissing, launch_failure
 from .driver import BrowserError, DriverSettings, SessionBrowser
 from .guard import REFUSED_HEADER, Refused, Resolve, scheme_refusal
-from .loading import (
-    STOPPED,
-    BrowserRefused,
-    error_page_shown,
-    failure,
-    first_line,
-    settle,
-    timed_out,
-)
+from .loading import BrowserRefused, failure, first_line, navigation_failure, settle
 
 if TYPE_CHECKING:
     from playwright.async_api import FloatRect
@@ -93,12 +85,7 @@ class BrowserActions:
         try:
             response = await browser.page.goto(url, wait_until="domcontentloaded")
         except Exception as exc:
-            await error_page_shown(browser, exc)
-            said = failure(browser, f"loading {url}", exc, url=url)
-            if timed_out(exc):
-                await browser.stop_loading()
-                said = BrowserError(f"{said}\n{STOPPED}")
-            raise said from exc
+            raise await navigation_failure(browser, f"loading {url}", exc, url=url) from exc
         if response is not None and response.headers.get(REFUSED_HEADER.lower()):
             browser.take_notes()
             raise BrowserRefused(f"browser_navigate refused: {await response.text()}")
@@ -168,7 +155,7 @@ class BrowserActions:
             try:
                 went = await browser.page.go_back(wait_until="domcontentloaded")
             except Exception as exc:
-                raise failure(browser, "going back", exc) from exc
+                raise await navigation_failure(browser, "going back", exc) from exc
             if went is None and browser.page.url in ("", "about:blank"):
                 raise BrowserError("there is no earlier page to go back to")
             return await self._page_report(browser, "went back")

@@ -18,6 +18,7 @@ __all__ = [
     "error_page_shown",
     "failure",
     "first_line",
+    "navigation_failure",
     "settle",
     "timed_out",
 ]
@@ -87,6 +88,20 @@ def failure(
             f"{doing}: no such element on the page now; take a new browser_snapshot"
         )
     return BrowserError(f"{doing} failed: {text}")
+
+
+async def navigation_failure(
+    browser: SessionBrowser, doing: str, exc: Exception, *, url: str = ""
+) -> BrowserError:
+    """What the model is told of a navigation (``doing``, to ``url``) that raised ``exc``, once
+    the browser is settled: the error page of a failed one shown, one past its timeout
+    stopped (the page shown before stays readable)."""
+    await error_page_shown(browser, exc)
+    said = failure(browser, doing, exc, url=url)
+    if not timed_out(exc):
+        return said
+    await browser.stop_loading()
+    return BrowserError(f"{said}\n{STOPPED}")
 
 
 def timed_out(exc: Exception) -> bool:
