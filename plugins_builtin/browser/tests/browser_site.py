@@ -58,6 +58,7 @@ PAGES = {
     "/sockets": "<title>Sockets</title><h1>Sockets</h1>"
     "<script>new WebSocket('ws://10.0.0.2/'); new WebSocket('wss://169.254.169.254/');</script>",
     "/once": "<title>Once</title><h1>Loaded once</h1>",
+    "/upload": "<title>Upload</title><label>Your file <input type=file></label>",
     "/tall": "<title>Tall</title>"
     + "".join(f"<p style='height:400px'>row {n}</p>" for n in range(30)),
 }

@@ -66,3 +66,17 @@ async def test_a_page_the_snapshot_shows_nothing_of_says_so_and_what_shows_it(
     assert "page: 'Pictures'" in text
     assert "the snapshot shows nothing of this page" in text, text
     assert "browser_vision" in text
+
+
+async def test_a_file_input_clicked_is_said_to_get_no_file(host_factory: Any, site: Site) -> None:
+    # The click went on in silence: nothing said that no file would ever be chosen.
+    host = host_factory()
+    async with host.session() as session:
+        page = _ok(await host.dispatch("browser_navigate", {"url": site.at("/upload")}, session))
+        clicked = _ok(
+            await host.dispatch(
+                "browser_click", {"ref": _ref(page, "button", "Your file")}, session
+            )
+        )
+
+    assert "note: the page asked for a file; the browser tools give a page none" in clicked
