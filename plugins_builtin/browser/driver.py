@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         BrowserContext,
         Dialog,
         Download,
+        FileChooser,
         Page,
         Playwright,
         Request,
@@ -160,6 +161,12 @@ class SessionBrowser:
         page.on("dialog", self._on_dialog)
         page.on("download", self._on_download)
         page.on("websocket", self._on_websocket)
+        # Listened to, the chooser is Playwright's: no window of the system's opens (with
+        # headless false), and no file of the user's reaches the page.
+        page.on("filechooser", self._on_file_chooser)
+
+    def _on_file_chooser(self, chooser: FileChooser) -> None:
+        self.note("the page asked for a file; the browser tools give a page none")
 
     def _on_websocket(self, socket: WebSocket) -> None:
         # A WebSocket's failure is no failed request to Playwright: its own event says it.
