@@ -304,6 +304,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "untrusted_certificate": "hermes_core._tls",
         "loopback_host": "hermes_core._addresses",
         "encodable": "hermes_core._encodable",
+        "encodable_value": "hermes_core._encodable",
         "shown_url": "hermes_core._redaction",
         "urls_shown_in": "hermes_core._redaction",
         "image_type": "hermes_core._image_providers",

@@ -15,11 +15,17 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from hermes_core._plugin_support import create_private_file, private_dir, shortened
+from hermes_core._plugin_support import (
+    create_private_file,
+    encodable,
+    encodable_value,
+    private_dir,
+    shortened,
+)
 from hermes_core.agent import ImagePart, ModelError, session_model
 from hermes_core.plugin import Session, ToolResult
 
@@ -27,6 +33,10 @@ from . import STATE_KEY
 from .chromium import ChromiumMissing, launch_failure
 from .driver import BrowserError, DriverSettings, SessionBrowser
 from .guard import REFUSED_HEADER, Refused, Resolve, scheme_refusal
+from .loading import BrowserRefused, failure, first_line, navigation_failure, settle
+
+if TYPE_CHECKING:
+    from playwright.async_api import FloatRect
 
 __all__ = ["STATE_KEY", "BrowserActions", "close_session_browser"]
 
@@ -34,9 +44,13 @@ _LOCK_KEY = "browser.starting"
 _PAGE_TYPES = ("text/", "application/xhtml+xml", "application/xml", "application/json")
 """The content types Chromium shows as a page the snapshot can read."""
 _TITLE = 300
+_SHOT_PIXELS = 16384
 _SHOWN_TITLE = 200
 _URL = 2048
 _REF = re.compile(r"(?:f[0-9]{1,6})?e[0-9]{1,9}")
+_START_AGAIN = (
+    "call browser_navigate to start a new one (the pages, cookies and history of this one are gone)"
+)
 _INSTALL_PLAYWRIGHT = (
     "the browser tools need Playwright for Python: pip install 'hermes-core-agent[browser]'"
 )
@@ -71,7 +85,7 @@ class BrowserActions:
         try:
             response = await browser.page.goto(url, wait_until="domcontentloaded")
         except Exception as exc:
-            raise _failure(browser, f"loading {url}", exc, url=url) from exc
+            raise await navigation_failure(browser, f"loading {url}", exc, url=url) from exc
         if response is not None and response.headers.get(REFUSED_HEADER.lower()):
             browser.take_notes()
             raise BrowserRefused(f"browser_navigate refused: {await response.text()}")
@@ -79,18 +93,6 @@ class BrowserActions:
         # An error page is a page: shown, with the status, so the model knows it is not the one
         # it wanted.
         done = f"the server answered HTTP {status}" if status is not None and status >= 400 else ""
-        kind = response.headers.get("content-type", "") if response is not None else ""
-        kind = kind.split(";")[0].strip().lower()
-        if response is not None and kind and not kind.startswith(_PAGE_TYPES):
-            # Chromium shows a PDF or an image in a viewer of its own: no title, no snapshot,
-            # which the model would read as a blank page of the site.
-            from hermes_core._plugin_support import readers_of
-
-            note = (
-                f"{response.url} is {kind}, not a web page: the browser tools show web pages, "
-                f"and its content is not in the snapshot; {readers_of(kind)}"
-            )
-            done = f"{done}\n{note}" if done else note
         return await self._page_report(browser, done, status)
 
     async def snapshot(self, session: Session) -> ToolResult:
@@ -101,8 +103,11 @@ class BrowserActions:
         """Click the element ``ref`` of the last snapshot."""
 
         async def act(browser: SessionBrowser) -> ToolResult:
-            await _on_element(browser, ref, "click", lambda: browser.page.get_by_ref(ref).click())
-            await _settle(browser)
+            # no_wait_after: a click that starts a navigation would wait on it for its own
+            # action_timeout, and fail on a page that never loads; settle waits for it.
+            click = browser.page.get_by_ref(ref).click
+            await _on_element(browser, ref, "click", lambda: click(no_wait_after=True))
+            await settle(browser)
             return await self._page_report(browser, f"clicked [ref={ref}]")
 
         return await self._run(session, act)
@@ -114,8 +119,11 @@ class BrowserActions:
             field = browser.page.get_by_ref(ref)
             await _on_element(browser, ref, "type into", lambda: field.fill(text))
             if submit:
-                await _on_element(browser, ref, "submit", lambda: field.press("Enter"))
-                await _settle(browser)
+                press = field.press
+                await _on_element(
+                    browser, ref, "submit", lambda: press("Enter", no_wait_after=True)
+                )
+                await settle(browser)
             done = f"typed {len(text)} characters into [ref={ref}]" + (
                 " and pressed Enter" if submit else ""
             )
@@ -147,7 +155,7 @@ class BrowserActions:
             try:
                 went = await browser.page.go_back(wait_until="domcontentloaded")
             except Exception as exc:
-                raise _failure(browser, "going back", exc) from exc
+                raise await navigation_failure(browser, "going back", exc) from exc
             if went is None and browser.page.url in ("", "about:blank"):
                 raise BrowserError("there is no earlier page to go back to")
             return await self._page_report(browser, "went back")
@@ -161,8 +169,8 @@ class BrowserActions:
             try:
                 await browser.page.keyboard.press(key)
             except Exception as exc:
-                raise BrowserError(f"cannot press {key!r}: {_first_line(exc)}") from exc
-            await _settle(browser)
+                raise BrowserError(f"cannot press {key!r}: {first_line(exc)}") from exc
+            await settle(browser)
             return await self._page_report(browser, f"pressed {key}")
 
         return await self._run(session, act)
@@ -171,12 +179,23 @@ class BrowserActions:
         """A PNG of the page, saved under the session's screenshot folder."""
 
         async def act(browser: SessionBrowser) -> ToolResult:
-            data = await browser.page.screenshot(full_page=full_page, type="png")
+            page, cut = browser.page, ""
+            try:
+                # Chromium draws no image much taller than this (past it the capture fails).
+                height = int(await page.evaluate("document.documentElement.scrollHeight"))
+                clip: FloatRect | None = None
+                if full_page and height > _SHOT_PIXELS:
+                    width = (page.viewport_size or {"width": 1280})["width"]
+                    clip = {"x": 0, "y": 0, "width": width, "height": _SHOT_PIXELS}
+                    cut = f" (the first {_SHOT_PIXELS} of {height} pixels: the page is taller)"
+                data = await page.screenshot(full_page=full_page, clip=clip, type="png")
+            except Exception as exc:
+                raise failure(browser, "taking a screenshot", exc) from exc
             folder = private_dir(self.screenshots / session.id)
             path = _free_path(folder)
             with create_private_file(path) as handle:
                 handle.write(data)
-            text = f"saved a screenshot of {_shown(browser.page.url)} ({len(data)} bytes) to {path}"
+            text = f"saved a screenshot of {_shown(page.url)}{cut} ({len(data)} bytes) to {path}"
             return _result(browser, text, structured={"path": str(path), "bytes": len(data)})
 
         return await self._run(session, act)
@@ -217,7 +236,15 @@ class BrowserActions:
         try:
             browser = await self._browser(session, start)
             async with browser.lock:
-                return await act(browser)
+                try:
+                    return await act(browser)
+                except BrowserRefused:
+                    raise
+                except BrowserError as exc:
+                    stopped = browser.stopped()
+                    if stopped is None:
+                        raise
+                    raise BrowserError(f"{exc}\n{stopped}: {_START_AGAIN}") from exc
         except BrowserRefused as exc:
             return ToolResult.error("BLOCKED", str(exc))
         except (BrowserError, ChromiumMissing) as exc:
@@ -225,13 +252,24 @@ class BrowserActions:
 
     async def _browser(self, session: Session, start: bool) -> SessionBrowser:
         existing = session.state.get(STATE_KEY)
+        stopped = None
         if isinstance(existing, SessionBrowser):
             if existing.loop is not asyncio.get_running_loop():
                 raise BrowserError(
                     "this session's browser was started in another event loop: "
                     "call browser_close, then browser_navigate"
                 )
-            return existing
+            stopped = existing.stopped()
+            if stopped is None:
+                return existing
+            # A dead browser answers every call with "Target closed": put it away, so that the
+            # next navigation starts a new one.
+            if session.state.get(STATE_KEY) is existing:
+                del session.state[STATE_KEY]
+            with contextlib.suppress(Exception):
+                await existing.close()
+            if not start:
+                raise BrowserError(f"{stopped}: {_START_AGAIN}")
         if not start:
             raise BrowserError("no page is open in this session: call browser_navigate first")
         starting = session.state.setdefault(_LOCK_KEY, asyncio.Lock())
@@ -251,6 +289,8 @@ class BrowserActions:
                 raise BrowserError(
                     f"cannot start Chromium ({settings.executable}): {launch_failure(str(exc))}"
                 ) from exc
+            if stopped is not None:
+                made.note(f"{stopped}; a new browser was started (without the old one's cookies)")
             session.state[STATE_KEY] = made
             return made
 
@@ -261,7 +301,7 @@ class BrowserActions:
         try:
             snapshot = await page.aria_snapshot(mode="ai")
         except Exception as exc:
-            raise _failure(browser, "reading the page", exc) from exc
+            raise failure(browser, "reading the page", exc) from exc
         limit = self.max_snapshot_chars
         if len(snapshot) > limit:
             snapshot = (
@@ -271,12 +311,35 @@ class BrowserActions:
         title = await page.title()
         url = _shown(page.url)
         lines = [done] if done else []
+        shows = _not_a_page(browser, page.url)
+        if shows is None and not snapshot.strip():
+            shows = (
+                "the snapshot shows nothing of this page (no text or control it can read: "
+                "images, a canvas); browser_vision shows it as it looks"
+            )
+        lines += [shows] if shows else []
         lines += [f"page: {shortened(title, _SHOWN_TITLE)!r} at {url}", snapshot]
         title = shortened(title, _TITLE)
         structured: dict[str, Any] = {"url": url, "title": title}
         if status is not None:  # a navigation's answer (HTTP status)
             structured["status"] = status
         return _result(browser, "\n".join(lines), structured=structured)
+
+
+def _not_a_page(browser: SessionBrowser, url: str) -> str | None:
+    """What the page at ``url`` is when it is no web page (a PDF, an image): Chromium shows it
+    in a viewer of its own, with no title and no snapshot, which the model would read as a
+    blank page of the site."""
+    answered, kind = browser.document
+    kind = kind.split(";")[0].strip().lower()
+    if answered != url or not kind or kind.startswith(_PAGE_TYPES):
+        return None
+    from hermes_core._plugin_support import readers_of
+
+    return (
+        f"{_shown(url)} is {kind}, not a web page: the browser tools show web pages, and its "
+        f"content is not in the snapshot; {readers_of(kind)}"
+    )
 
 
 async def close_session_browser(session: Session) -> bool:
@@ -306,10 +369,7 @@ async def _on_element(
     except BrowserError:
         raise
     except Exception as exc:
-        raise _failure(browser, doing, exc, ref=True) from exc
-
-
-_QUIET_MS = 3000
+        raise failure(browser, doing, exc, ref=True) from exc
 
 
 # Chromium handles a wheel event after `mouse.wheel` returns, and may animate it: wait until the
@@ -328,47 +388,6 @@ _SCROLLED = """async (start) => {
 }"""
 
 
-async def _settle(browser: SessionBrowser) -> None:
-    """Let a navigation the action started reach its DOM (a page that never loads leaves the
-    wait at the navigation timeout; the result then shows what there is)."""
-    # An Enter or a click starts its navigation a moment later: the old page is already loaded,
-    # so wait for the network to go quiet first (briefly; a page that keeps polling goes on).
-    with contextlib.suppress(Exception):
-        await browser.page.wait_for_load_state("networkidle", timeout=_QUIET_MS)
-    try:
-        await browser.page.wait_for_load_state("domcontentloaded")
-    except Exception:  # a slow page: report what is there
-        browser.note("the page had not finished loading")
-
-
-def _failure(
-    browser: SessionBrowser, doing: str, exc: Exception, *, ref: bool = False, url: str = ""
-) -> BrowserError:
-    text = _first_line(exc)
-    refused = [note for note in browser.notes if note.startswith("refused")]
-    if "net::ERR_" in text and refused:
-        browser.take_notes()
-        return BrowserRefused(f"{doing} was refused: {refused[-1].split(': ', 1)[1]}")
-    if "net::ERR_TUNNEL_CONNECTION_FAILED" in text and url and browser.refusal_of(url):
-        return BrowserRefused(f"{doing} was refused: {browser.refusal_of(url)}")
-    if url and "Download is starting" in text:  # the address answers with a file to save
-        return BrowserError(
-            f"{url} is a file download, which the browser tools refuse (nothing was saved); "
-            "web_extract reads pages and text"
-        )
-    if "Timeout" in type(exc).__name__ or "Timeout" in text:
-        return BrowserError(f"{doing} timed out: {text}")
-    if ref and ("aria-ref" in text or "not found" in text.lower()):
-        return BrowserError(
-            f"{doing}: no such element on the page now; take a new browser_snapshot"
-        )
-    return BrowserError(f"{doing} failed: {text}")
-
-
-class BrowserRefused(BrowserError):
-    """An address the rules refuse (the result's code is ``BLOCKED``)."""
-
-
 NO_MODEL = (
     "browser_vision needs this agent's own model, and none runs this session (under hermes "
     "serve, use browser_screenshot and look at the file). Use it from hermes run, chat or acp."
@@ -379,17 +398,14 @@ def _result(browser: SessionBrowser, text: str, *, structured: object = None) ->
     notes = browser.take_notes()
     if notes:
         text += "\n" + "\n".join(f"note: {note}" for note in notes)
-    return ToolResult.text(text, structured=structured)
+    # A page's text may hold half a UTF-16 pair (JavaScript strings can), which no UTF-8
+    # output holds: a terminal, a pipe or a JSON answer would fail on it.
+    return ToolResult.text(encodable(text), structured=encodable_value(structured))
 
 
 def _shown(url: str) -> str:
     """A page's address as a result gives it: the page may have made it 2 MB long."""
     return url if len(url) <= _URL else url[:_URL] + "..."
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return (text[0] if text else type(exc).__name__)[:500]
 
 
 def _free_path(folder: Path) -> Path:

@@ -4,13 +4,14 @@ Started on the session's first ``browser_navigate`` and closed at its end (``bro
 the session ending, or the host's Python exiting: the Playwright driver is a child process
 whose browsers die with it). A hostile page is contained here: every request it makes
 (navigations, redirects, subresources, WebSockets) goes through the session's
-:class:`~.guard.AddressProxy`; dialogs are dismissed, new windows closed and downloads
-refused, each noted for the model in the next result.
+:class:`~.guard.AddressProxy`; dialogs are dismissed (a page asking to stay is left), new
+windows closed and downloads refused, each noted for the model in the next result.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -25,10 +26,12 @@ if TYPE_CHECKING:
         BrowserContext,
         Dialog,
         Download,
+        FileChooser,
         Page,
         Playwright,
         Request,
         Response,
+        WebSocket,
     )
 
 __all__ = ["BrowserError", "DriverSettings", "SessionBrowser"]
@@ -68,6 +71,13 @@ class SessionBrowser:
     loop: asyncio.AbstractEventLoop
     notes: list[str] = field(default_factory=list)
     lock: anyio.Lock = field(default_factory=anyio.Lock)
+    crashed: bool = False
+    """Whether the page's renderer crashed (Playwright's ``crash`` event)."""
+    navigation_timeout: float = 30.0
+    """Seconds a navigation may take (:attr:`DriverSettings.navigation_timeout`)."""
+    document: tuple[str, str] = ("", "")
+    """The address and content type of the last document the page's main frame was answered
+    (a navigation, a click, a form sent), which the snapshot cannot tell (a PDF's viewer)."""
 
     @classmethod
     async def start(cls, settings: DriverSettings, resolve: Resolve) -> SessionBrowser:
@@ -104,11 +114,36 @@ class SessionBrowser:
                 await proxy.close()
             raise
         made = cls(playwright, browser, context, page, proxy, asyncio.get_running_loop())
+        made.navigation_timeout = settings.navigation_timeout
         context.on("page", made._on_new_page)
         context.on("requestfailed", made._on_request_end)
         context.on("response", made._on_response)
         made._watch(page)
+        page.on("crash", made._on_crash)
         return made
+
+    def stopped(self) -> str | None:
+        """Why this browser can no longer show a page (Chromium or its page's renderer died:
+        crashed, killed, out of memory), or ``None`` while it can."""
+        if not self.browser.is_connected():
+            return "the session's Chromium stopped (it crashed or was killed)"
+        if self.crashed or self.page.is_closed():
+            return "the session's page crashed or was killed (Chromium's renderer stopped)"
+        return None
+
+    def _on_crash(self, page: Page) -> None:
+        self.crashed = True
+
+    async def stop_loading(self) -> None:
+        """Stop the page's loading (a navigation past its timeout), as the browser's stop
+        button does: Playwright's snapshots and clicks wait on a navigation still going, and
+        ``window.stop()`` is a script of the page, which waits too."""
+        with contextlib.suppress(Exception):
+            devtools = await self.context.new_cdp_session(self.page)
+            try:
+                await devtools.send("Page.stopLoading")
+            finally:
+                await devtools.detach()
 
     def note(self, text: str) -> None:
         """Keep ``text`` for the next result (at most a few dozen notes between two results)."""
@@ -125,10 +160,32 @@ class SessionBrowser:
     def _watch(self, page: Page) -> None:
         page.on("dialog", self._on_dialog)
         page.on("download", self._on_download)
+        page.on("websocket", self._on_websocket)
+        # Listened to, the chooser is Playwright's: no window of the system's opens (with
+        # headless false), and no file of the user's reaches the page.
+        page.on("filechooser", self._on_file_chooser)
+
+    def _on_file_chooser(self, chooser: FileChooser) -> None:
+        self.note("the page asked for a file; the browser tools give a page none")
+
+    def _on_websocket(self, socket: WebSocket) -> None:
+        # A WebSocket's failure is no failed request to Playwright: its own event says it.
+        socket.on("socketerror", lambda _error: self._on_socket_error(socket.url))
+
+    def _on_socket_error(self, url: str) -> None:
+        reason = self.refusal_of(url)
+        if reason is not None:
+            self.note(f"refused a request of the page: {reason}")
 
     def _on_dialog(self, dialog: Dialog) -> None:
         shown = _clip(dialog.message, 200)
-        self.note(f"the page opened a {dialog.type} dialog ({shown!r}); it was dismissed")
+        if dialog.type == "beforeunload":
+            # Dismissed, it is "stay on this page": a page could hold the browser for good.
+            self.note("the page asked to stay (a beforeunload dialog); it was left")
+            _spawn(dialog.accept)
+            return
+        article = "an" if dialog.type == "alert" else "a"
+        self.note(f"the page opened {article} {dialog.type} dialog ({shown!r}); it was dismissed")
         _spawn(dialog.dismiss)
 
     def _on_download(self, download: Download) -> None:
@@ -147,6 +204,10 @@ class SessionBrowser:
     def _on_response(self, response: Response) -> None:
         if REFUSED_HEADER.lower() in response.headers:
             self._on_request_end(response.request)
+        request = response.request
+        # A service worker's request has no frame: Playwright raises on asking for it.
+        if request.is_navigation_request() and request.frame is self.page.main_frame:
+            self.document = (response.url, response.headers.get("content-type", ""))
 
     def _on_new_page(self, page: Page) -> None:
         if page is self.page:

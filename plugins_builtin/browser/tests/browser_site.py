@@ -40,8 +40,34 @@ PAGES = {
     "<script>history.replaceState(null, '', '/long-named?' + 'x'.repeat(300000));</script>",
     # Every cut at a raw 200 or 300 characters falls between an "e" and its accent.
     "/accented": "<title>x" + "e\u0301" * 400 + "</title><h1>Accented</h1>",
+    # Lone surrogates (half a UTF-16 pair), which no UTF-8 output can hold, in the title and text.
+    "/surrogates": "<title>s</title><h1 id=h>x</h1><p id=p>y</p><script>"
+    "h.textContent = 'head \\ud800 lone'; p.textContent = 'para \\ud83d end';"
+    "document.title = 'title \\udc00 lone';</script>",
+    "/papers": '<title>Papers</title><a href="/paper.pdf">The paper</a>'
+    '<a href="/photo.png">The photo</a>',
+    "/pictures": '<title>Pictures</title><img src="/photo.png">',
+    "/to-never": '<title>Waiting</title><a href="/never">Never</a>',
+    # Asks to stay at each unload ("unsaved changes"), once a click has activated it.
+    "/stay": "<title>Stay</title><button>Edit</button><a href='/about'>Leave</a><script>"
+    "addEventListener('beforeunload', (e) => { e.preventDefault(); e.returnValue = ''; });"
+    "</script>",
+    # Taller than Chromium can draw in one image.
+    "/very-tall": "<title>Very tall</title><style>body { margin: 0 }</style>"
+    "<div style='height:600000px'>The top</div>",
+    "/sockets": "<title>Sockets</title><h1>Sockets</h1>"
+    "<script>new WebSocket('ws://10.0.0.2/'); new WebSocket('wss://169.254.169.254/');</script>",
+    "/once": "<title>Once</title><h1>Loaded once</h1>",
+    "/upload": "<title>Upload</title><label>Your file <input type=file></label>",
     "/tall": "<title>Tall</title>"
     + "".join(f"<p style='height:400px'>row {n}</p>" for n in range(30)),
+}
+
+REDIRECTS = {
+    "/to-metadata": "http://169.254.169.254/latest/meta-data/",
+    "/to-metadata-tls": "https://169.254.169.254/latest/meta-data/",
+    "/to-file": "file:///etc/passwd",
+    "/to-data": "data:text/html,<h1>from data</h1>",
 }
 
 # Addresses that are no web page: a PDF and an image, served inline (no attachment header).
@@ -79,15 +105,15 @@ def _handler(seen: list[str], release: threading.Event) -> type[BaseHTTPRequestH
         def do_GET(self) -> None:
             seen.append(self.path)
             parts = urlsplit(self.path)
-            if parts.path == "/never":  # a page that never answers
-                release.wait(120)
+            if parts.path == "/never" or (parts.path == "/once" and seen.count("/once") > 1):
+                release.wait(120)  # a page that never answers (/once: after its first time)
                 return
             if parts.path == "/welcome":
                 email = parse_qs(parts.query).get("email", [""])[0]
                 self._send(f"<title>Welcome</title><h1>Welcome, {html.escape(email)}</h1>")
-            elif parts.path == "/to-metadata":
+            elif parts.path in REDIRECTS:
                 self.send_response(302)
-                self.send_header("Location", "http://169.254.169.254/latest/meta-data/")
+                self.send_header("Location", REDIRECTS[parts.path])
                 self.end_headers()
             elif parts.path == "/file.bin":
                 body = b"\0" * 1024
@@ -116,6 +142,7 @@ def _handler(seen: list[str], release: threading.Event) -> type[BaseHTTPRequestH
             body = f"<!doctype html><html><body>{page}</body></html>".encode()
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Cache-Control", "no-store")  # going back asks again
             self.send_header("Content-Length", str(len(body)))
             if cookie is not None:
                 self.send_header("Set-Cookie", f"visits={cookie}; Path=/")

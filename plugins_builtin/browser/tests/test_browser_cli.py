@@ -3,6 +3,7 @@ end takes its Chromium with it (the process boundary is the point)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import time
@@ -92,3 +93,25 @@ def test_a_page_still_loading_when_the_session_ends_prints_no_traceback(
     assert "timed out" in done.stdout + done.stderr
     assert "Traceback" not in done.stderr, done.stderr
     assert "Exception in callback" not in done.stderr, done.stderr
+
+
+def test_a_page_of_lone_surrogates_is_printed_through_a_pipe_and_as_json(
+    tmp_path: Path, site: Site, chromium: str
+) -> None:
+    # A page's text may hold half a UTF-16 pair, which no UTF-8 output holds: the command
+    # ended in a UnicodeEncodeError traceback, printing nothing of the page.
+    cli = _cli(tmp_path)
+    scratch = Path(tempfile.mkdtemp(prefix="hermes-browser-"))
+    arguments = f'{{"url": "{site.at("/surrogates")}"}}'
+    try:
+        env = cli.variables(TMPDIR=str(scratch))
+        text = cli.run("tools", "call", "browser_navigate", arguments, ok=False, env=env)
+        data = cli.run("tools", "call", "--json", "browser_navigate", arguments, ok=False, env=env)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    for done in (text, data):
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr, done.stderr
+    assert "para \ufffd end" in text.stdout
+    assert "title \ufffd lone" in json.loads(data.stdout)["structured"]["title"]

@@ -170,7 +170,7 @@ async def test_a_hostile_page_dialog_window_and_download_are_contained(
         link = _ref(page, "link", "Get the file")
         clicked = _ok(await host.dispatch("browser_click", {"ref": link}, session))
 
-    assert "alert dialog ('first alert'); it was dismissed" in page
+    assert "the page opened an alert dialog ('first alert'); it was dismissed" in page
     assert "opened a new window" in page
     assert "it was closed" in page
     assert "download" in clicked
