@@ -83,6 +83,9 @@ SHORT_LATIN_TEXTS = (
 )
 """French, Swedish and Danish of one sentence and few accented letters: in windows-1252 with no
 charset named, charset-normalizer calls each Big5 or Johab (a Chinese or Korean charset)."""
+KATAKANA_TEXT = "ソフトウェア・エンジニア"
+"""Japanese of katakana alone: in Shift_JIS each a lead byte 0x83 or 0x81 and a second byte in
+ASCII (0x40-0x7E), so its bytes outside ASCII stand alone, as a Latin text's accented letters."""
 SHORT_LATIN_PAGE = (
     "<html><head><title>Smørrebrød</title></head><body><p>Smørrebrød er godt.</p></body></html>"
 )
@@ -362,6 +365,7 @@ def local_site() -> Iterator[LocalSite]:
             )
             for index, text in enumerate(SHORT_LATIN_TEXTS)
         },
+        "/katakana.txt": lambda h: _send(h, 200, "text/plain", KATAKANA_TEXT.encode("shift_jis")),
         "/short-latin-page": lambda h: _send(
             h, 200, "text/html", SHORT_LATIN_PAGE.encode("cp1252")
         ),

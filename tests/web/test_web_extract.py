@@ -24,6 +24,7 @@ from local_site import (
     DRIP_BYTES,
     DRIP_PAUSE,
     FOOTER,
+    KATAKANA_TEXT,
     LATIN1_TEXT,
     MARKED_TITLE,
     NAVIGATION,
@@ -345,6 +346,17 @@ def test_a_short_latin_text_naming_no_charset_is_read_as_windows_1252_not_a_cjk_
     for text, got in zip(SHORT_LATIN_TEXTS, texts, strict=True):
         assert f"\n\n{text}\n\n" in got, got
         assert "[the page names no charset and is not UTF-8: read as windows-1252]" in got
+
+
+def test_katakana_naming_no_charset_is_read_in_shift_jis(site: LocalSite) -> None:
+    """Katakana alone in Shift_JIS (a title, a product's name): each character's second byte is
+    in ASCII, so its first stands alone as a Latin accented letter does, but is one (0x81-0x83)
+    windows-1252 leaves undefined or gives a sign no Latin text writes before a letter."""
+    result = _extract([site.url("/katakana.txt", "news.example")])
+
+    assert not result.is_error, result.text_content
+    assert f"\n\n{KATAKANA_TEXT}\n\n" in result.text_content, result.text_content
+    assert "read as cp932, guessed from its bytes" in result.text_content
 
 
 def test_an_html_page_in_a_charset_no_codec_reads_is_read_as_one_naming_none(
