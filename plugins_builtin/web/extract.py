@@ -39,9 +39,11 @@ when its bytes show one (:func:`_undeclared`): CJK, Cyrillic, Greek, Hebrew, Ara
 _GUESSED_FROM = 20_000
 """How many bytes of a page naming no charset its charset is guessed from (a browser looks at
 the first few kilobytes too)."""
-_NON_ASCII_RUN = re.compile(rb"[\x80-\x9f\xa1-\xff]+")
+_NON_ASCII_RUN = re.compile(rb"(?:[\x81-\x83][\x40-\x7e]|[\x80-\x9f\xa1-\xff])+")
 """Bytes no ASCII holds side by side (a no-break space, 0xA0, parts them: French puts one
-inside its quotation marks)."""
+inside its quotation marks), Shift_JIS's kana and signs taken whole: a first byte 0x81-0x83
+(undefined in windows-1252, or a ``‚`` or ``ƒ`` no Latin text writes before a letter) and a
+second in ASCII."""
 _META_CHARSET = re.compile(rb"<meta\s[^>]*?charset\s*=\s*[\"']?\s*([-\w.:]+)", re.IGNORECASE)
 """A charset a page names in a ``<meta>`` (``charset=``, or the ``content`` of an
 ``http-equiv``), looked for in its first 1024 bytes as a browser does (WHATWG, "prescan")."""
