@@ -68,14 +68,15 @@ def escapes_surrogate(text: str) -> bool:
 def encodable_json(text: str) -> str:
     """The JSON text ``text`` with each lone surrogate it escapes (``"\\ud800"``: JSON, but no
     Unicode) as U+FFFD, as a peer's message is read: ``text`` itself when it escapes none (a
-    pair's two escapes are one character) or is no JSON (its reader says why)."""
+    pair's two escapes are one character), is no JSON or is nested too deep to walk (its
+    reader says why)."""
     if not escapes_surrogate(text):
         return text
     try:
         value = json.loads(text)
+        changed = encodable_value(value)  # as deep as json.loads went, in twice the frames
     except (ValueError, RecursionError):
         return text
-    changed = encodable_value(value)
     if changed is value:
         return text
     return json.dumps(changed, ensure_ascii=False, separators=(",", ":"))

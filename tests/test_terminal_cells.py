@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import time
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from hermes_core._terminal_cells import cells, characters, cut, joins
 
 FR, DE, IT = "\U0001f1eb\U0001f1f7", "\U0001f1e9\U0001f1ea", "\U0001f1ee\U0001f1f9"
@@ -61,3 +64,38 @@ def test_a_long_run_of_flags_is_cut_into_characters_in_linear_time() -> None:
     assert elapsed < 2.0, f"the characters of 20,001 indicators took {elapsed:.1f} s"
     assert pieces == [FR] * 10_000 + [LONE]
     assert shown == FR * 4_999 + "…"
+
+
+_MIXED = st.sampled_from(
+    [
+        "a",
+        "é",
+        "\u0301",  # a combining mark
+        "\u200d",  # the zero width joiner
+        "\ufe0f",
+        "\U0001f3fd",  # a skin tone
+        "\U0001f1eb",
+        "\U0001f1f7",
+        "\U0001f1e9",  # regional indicators
+        "\U0001f468",
+        "\U0001f469",
+        "\u2764",  # pictographs
+        "\u4e00",
+        " ",
+    ]
+)
+
+
+@given(st.lists(_MIXED, max_size=60).map("".join))
+def test_characters_cut_where_joins_says_for_any_mix_of_flags_joiners_and_marks(
+    text: str,
+) -> None:
+    """The linear cut (the run of indicators counted as the text is read) cuts where
+    :func:`joins`, which counts each run back from its position, says: the rule of before."""
+    expected: list[str] = []
+    start = 0
+    for at in range(1, len(text) + 1):
+        if at == len(text) or not joins(text, at):
+            expected.append(text[start:at])
+            start = at
+    assert list(characters(text)) == expected

@@ -39,6 +39,11 @@ when its bytes show one (:func:`_undeclared`): CJK, Cyrillic, Greek, Hebrew, Ara
 _GUESSED_FROM = 20_000
 """How many bytes of a page naming no charset its charset is guessed from (a browser looks at
 the first few kilobytes too)."""
+_NON_ASCII_RUN = re.compile(rb"(?:[\x81-\x83][\x40-\x7e]|[\x80-\x9f\xa1-\xff])+")
+"""Bytes no ASCII holds side by side (a no-break space, 0xA0, parts them: French puts one
+inside its quotation marks), Shift_JIS's kana and signs taken whole: a first byte 0x81-0x83
+(undefined in windows-1252, or a ``‚`` or ``ƒ`` no Latin text writes before a letter) and a
+second in ASCII."""
 _META_CHARSET = re.compile(rb"<meta\s[^>]*?charset\s*=\s*[\"']?\s*([-\w.:]+)", re.IGNORECASE)
 """A charset a page names in a ``<meta>`` (``charset=``, or the ``content`` of an
 ``http-equiv``), looked for in its first 1024 bytes as a browser does (WHATWG, "prescan")."""
@@ -155,15 +160,15 @@ def _markup(body: bytes, charset: str | None, cap: int, notes: list[str]) -> str
 def _undeclared(body: bytes, notes: list[str]) -> str:
     """The charset ``body``, a page naming none and not UTF-8, is read in, said in a note: the
     one its first bytes show when that is of another script than Latin (Shift_JIS, GBK,
-    windows-1251: see :data:`_OTHER_SCRIPTS`), as a browser guesses them; else windows-1252,
-    the web's default (WHATWG), where a guess between Latin charsets is wrong as often as not
-    (windows-1250 for French)."""
+    windows-1251: see :data:`_OTHER_SCRIPTS`) and they do not look Latin (:func:`_not_latin`),
+    as a browser guesses them; else windows-1252, the web's default (WHATWG), where a guess
+    between Latin charsets is wrong as often as not (windows-1250 for French)."""
     from charset_normalizer import from_bytes
 
     sample = body[:_GUESSED_FROM]
     if len(body) > _GUESSED_FROM and (line_end := sample.rfind(b"\n")) > 0:
         sample = sample[:line_end]  # not half a character of a multi-byte charset
-    best = from_bytes(sample).best()
+    best = from_bytes(sample).best() if _not_latin(sample) else None
     if best is not None:
         guessed = codecs.lookup(best.encoding).name
         if any(guessed in names for names in _OTHER_SCRIPTS.values()):
@@ -174,6 +179,15 @@ def _undeclared(body: bytes, notes: list[str]) -> str:
             return guessed
     notes.append(NO_CHARSET)
     return "windows-1252"
+
+
+def _not_latin(sample: bytes) -> bool:
+    """Whether most of ``sample``'s bytes outside ASCII stand next to another: a CJK
+    character's two bytes, a Cyrillic, Greek, Hebrew, Arabic or Thai word's letters do, a Latin
+    text's accented letters mostly stand alone between ASCII ones (``très``, ``Smørrebrød``),
+    which charset-normalizer read as Big5 or Johab in a short text."""
+    runs = [len(run) for run in _NON_ASCII_RUN.findall(sample)]
+    return 2 * sum(length for length in runs if length > 1) > sum(runs)
 
 
 def _meta_charset(body: bytes) -> str | None:

@@ -167,3 +167,42 @@ def test_http_reads_a_request_escaping_a_lone_surrogate_with_fffd_alone_and_in_a
     assert batch.status_code == 200, batch.text
     (in_batch,) = batch.json()
     assert _texts(in_batch) == ["got \ufffd a\ufffdb"]
+
+
+DEEP = 600
+"""Nesting a request's arguments this deep is JSON Python reads, not what the U+FFFD pass
+walked in as many frames again."""
+
+
+def _deep_call(ident: int) -> bytes:
+    nested = b"[" * DEEP + b'"\\udc80"' + b"]" * DEEP
+    return (
+        b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", '
+        b'"params": {"name": "lone", "arguments": {"text": "a\\ud800b", "deep": %s}}}'
+    ) % (ident, nested)
+
+
+def test_a_deep_request_escaping_a_lone_surrogate_is_answered_over_stdio_and_http(
+    served: ServeHome,
+) -> None:
+    # Before: the pass making its lone surrogates U+FFFD ran out of frames (RecursionError):
+    # serve over stdio died with a traceback, over HTTP the request was never answered.
+    with_lone_plugin(served)
+    with raw_stdio(served) as wire:
+        wire.initialize()
+        wire.send(_deep_call(1))
+        alone = wire.receive()
+        wire.request(2, "ping")
+        pong = wire.receive()
+        status = wire.close()
+    with http_serve(served) as server:
+        answered = _post(server, _deep_call(3), "2025-11-25")
+        pinged = _post(server, b'{"jsonrpc": "2.0", "id": 4, "method": "ping"}', "2025-11-25")
+        assert server.stop() == 0
+    assert alone["id"] == 1, alone
+    assert alone["error"]["code"] == -32600, alone
+    assert pong == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    assert status == 0
+    assert answered.status_code == 400, answered.text
+    assert answered.json()["error"]["code"] == -32700, answered.text
+    assert _event_data(pinged) == {"jsonrpc": "2.0", "id": 4, "result": {}}

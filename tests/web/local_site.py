@@ -75,6 +75,23 @@ def undeclared_page(charset: str) -> bytes:
     return page.encode(charset)
 
 
+SHORT_LATIN_TEXTS = (
+    "Ça va très bien, merci.",
+    "Får jag en kopp kaffe?",
+    "Smørrebrød er godt.",
+    "Ïle, maïs, Noël.",
+)
+"""French, Swedish and Danish of one sentence and few accented letters: in windows-1252 with no
+charset named, charset-normalizer calls each Big5 or Johab (a Chinese or Korean charset)."""
+KATAKANA_TEXT = "ソフトウェア・エンジニア"
+"""Japanese of katakana alone: in Shift_JIS each a lead byte 0x83 or 0x81 and a second byte in
+ASCII (0x40-0x7E), so its bytes outside ASCII stand alone, as a Latin text's accented letters."""
+SHORT_LATIN_PAGE = (
+    "<html><head><title>Smørrebrød</title></head><body><p>Smørrebrød er godt.</p></body></html>"
+)
+"""A Danish page of one sentence naming no charset: Johab (Korean) to charset-normalizer."""
+
+
 CZECH_TEXT = "Příliš žluťoučký kůň úpěl ďábelské ódy, řekl šťastný Čech. "
 CZECH_PAGE = (
     '<!doctype html><html><head><meta http-equiv="Content-Type" content="text/html; '
@@ -342,6 +359,16 @@ def local_site() -> Iterator[LocalSite]:
             )
             for charset in UNDECLARED_TEXTS
         },
+        **{
+            f"/short-latin-{index}.txt": (
+                lambda h, text=text: _send(h, 200, "text/plain", text.encode("cp1252"))
+            )
+            for index, text in enumerate(SHORT_LATIN_TEXTS)
+        },
+        "/katakana.txt": lambda h: _send(h, 200, "text/plain", KATAKANA_TEXT.encode("shift_jis")),
+        "/short-latin-page": lambda h: _send(
+            h, 200, "text/html", SHORT_LATIN_PAGE.encode("cp1252")
+        ),
         "/cp1250-in-meta": lambda h: _send(h, 200, "text/html", CZECH_PAGE.encode("cp1250")),
         "/utf8-said-latin1": lambda h: _send(
             h, 200, "text/html; charset=iso-8859-1", LATIN1_PAGE.encode("utf-8")

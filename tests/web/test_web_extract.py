@@ -24,10 +24,12 @@ from local_site import (
     DRIP_BYTES,
     DRIP_PAUSE,
     FOOTER,
+    KATAKANA_TEXT,
     LATIN1_TEXT,
     MARKED_TITLE,
     NAVIGATION,
     QUOTED_TEXT,
+    SHORT_LATIN_TEXTS,
     UNDECLARED_TEXTS,
     LocalSite,
     gzip_bomb,
@@ -323,6 +325,38 @@ def test_an_html_page_of_another_script_naming_no_charset_is_read_in_its_own(
         assert text.strip() in got, got[:300]
         assert "the page names no charset and is not UTF-8: read as" in got
         assert "windows-1252" not in got
+
+
+def test_a_short_latin_text_naming_no_charset_is_read_as_windows_1252_not_a_cjk_guess(
+    site: LocalSite,
+) -> None:
+    """One sentence of French, Swedish or Danish in windows-1252 naming no charset, as plain text
+    or a page: charset-normalizer's guess from so few bytes is Big5 or Johab, and each accented
+    letter and the one after it were read as one Chinese or Korean character ('ド va tr鋊 bien').
+    A Latin text's accented letters stand alone between ASCII letters, as no CJK, Cyrillic or
+    Greek text's do: read as windows-1252."""
+    paths = [f"/short-latin-{index}.txt" for index in range(len(SHORT_LATIN_TEXTS))]
+    result = _extract([site.url(path, "news.example") for path in [*paths, "/short-latin-page"]])
+
+    assert not result.is_error, result.text_content
+    *texts, page = result.text_content.split("\n\n---\n\n")
+    assert page.startswith("# Smørrebrød\n"), page
+    assert "Smørrebrød er godt." in page, page
+    assert "read as windows-1252" in page
+    for text, got in zip(SHORT_LATIN_TEXTS, texts, strict=True):
+        assert f"\n\n{text}\n\n" in got, got
+        assert "[the page names no charset and is not UTF-8: read as windows-1252]" in got
+
+
+def test_katakana_naming_no_charset_is_read_in_shift_jis(site: LocalSite) -> None:
+    """Katakana alone in Shift_JIS (a title, a product's name): each character's second byte is
+    in ASCII, so its first stands alone as a Latin accented letter does, but is one (0x81-0x83)
+    windows-1252 leaves undefined or gives a sign no Latin text writes before a letter."""
+    result = _extract([site.url("/katakana.txt", "news.example")])
+
+    assert not result.is_error, result.text_content
+    assert f"\n\n{KATAKANA_TEXT}\n\n" in result.text_content, result.text_content
+    assert "read as cp932, guessed from its bytes" in result.text_content
 
 
 def test_an_html_page_in_a_charset_no_codec_reads_is_read_as_one_naming_none(
