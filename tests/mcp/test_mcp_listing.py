@@ -74,6 +74,15 @@ BAD_TOOLS = [
         "inputSchema",
         id="schema-194-deep",
     ),
+    # server-everything's simulate-research-query: it runs only as a task (MCP 2025-11-25),
+    # which hermes cannot start, and every call answered "-32601 ... requires task
+    # augmentation" while search offered the tool to the model.
+    pytest.param(
+        {"name": "task_only", "inputSchema": OBJECT, "execution": {"taskSupport": "required"}},
+        "'task_only'",
+        "execution.taskSupport",
+        id="task-required",
+    ),
 ]
 
 
