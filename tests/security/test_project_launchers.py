@@ -496,6 +496,7 @@ def test_the_users_npx_server_in_a_gated_project_still_reads_the_global_npmrc_of
         result = call(host, "mcp__npx__anything", {})
     finally:
         registry.shutdown()
+        registry.server_close()
 
     assert result.error_code is not None  # the package is missing: the server never starts
     assert "/hermes-no-such-package" in handler.asked
