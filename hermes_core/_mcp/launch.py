@@ -12,8 +12,8 @@ plants under the program's name (:func:`project_guard`):
   given ``-E``, which makes it ignore the variable.
 - ``npx``, and ``npm exec`` (``npm x``) which it runs, look in the directory's
   ``node_modules`` and read its ``.npmrc`` (which may name another registry): they get
-  ``--prefix`` the user's home directory, unless given one, and the global npmrc that the
-  prefix would hide (:func:`_npm_global_config`) in ``npm_config_globalconfig``.
+  ``--prefix`` the user's home directory, unless given one, and ``npm_config_globalconfig``
+  naming the global npmrc that prefix hides (:func:`.interpreter.npm_global_config`).
 - ``deno run`` of a package or a URL (``npm:``, ``jsr:``, ``https:``) and ``deno x`` read the
   directory's ``deno.json`` (an import map may name the project's file for the package), its
   ``package.json`` with ``node_modules``, and its ``.npmrc``: they get ``--no-config``, unless
@@ -58,12 +58,14 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Final
 
 from hermes_core._mcp.interpreter import (
+    NPM_GLOBAL_CONFIG,
     SAFE_PATH,
     clears_environment,
     env_directory,
     ignores_environment,
     imports_from_working_directory,
     module_run,
+    npm_global_config,
     run_by_env,
     split_by_env,
 )
@@ -168,24 +170,6 @@ def _npx(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
         args=(*args[:at], "--prefix", str(home), *args[at:]),
         keeps_out=("package.json", "node_modules", ".npmrc"),
     )
-
-
-_NPM_GLOBAL_CONFIG: Final = "npm_config_globalconfig"
-"""The variable that names npm's global configuration file to a guarded ``npx``."""
-
-
-def _npm_global_config(env: Environment) -> str | None:
-    """The global npmrc npm reads where it is not given ``--prefix`` (``PREFIX/etc/npmrc``,
-    ``PREFIX`` the folder above that of the ``node`` on the ``PATH`` of ``env``, its links
-    followed, as npm finds it), when there is one. ``--prefix ~`` would make npm read
-    ``~/etc/npmrc`` in its place, and lose a company's ``cafile``, ``registry`` or proxy."""
-    import shutil
-
-    node = shutil.which("node", path=env.get("PATH"))
-    if node is None:
-        return None
-    config = Path(os.path.realpath(node)).parent.parent / "etc" / "npmrc"
-    return str(config) if config.is_file() else None
 
 
 def _deno(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
@@ -343,8 +327,8 @@ def project_guard(
             return LaunchGuard()
         if guard.reads is not None:
             return _refused(guard.reads, cwd, env, ways_out)
-        if guarding is _npx and (config := _npm_global_config(env)) is not None:
-            guard = replace(guard, variables={_NPM_GLOBAL_CONFIG: config})
+        if guarding is _npx and (config := npm_global_config(env.get("PATH"))) is not None:
+            guard = replace(guard, variables={NPM_GLOBAL_CONFIG: config})
         if before and clears_environment(before[:-1]):  # `env -i`: only its assignments pass
             given = {arg.split("=", 1)[0] for arg in before if "=" in arg}
             passed = tuple(f"{k}={v}" for k, v in guard.variables.items() if k not in given)
