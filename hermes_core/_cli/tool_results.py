@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -120,43 +119,7 @@ def print_result(result: ToolResult, *, as_json: bool) -> None:
     if result.is_error:
         echo_shown(f"error ({result.error_code}): {result.text_content}", err=True)
     else:
-        text = "\n".join(shown_block(block) for block in result.content)
+        from hermes_core._tools import block_line
+
+        text = "\n".join(block_line(block) for block in result.content)
         echo_shown(text)
-
-
-def shown_block(block: Mapping[str, Any]) -> str:
-    """One content block for the terminal: text as is, anything else as one bracketed line
-    (binary data by its type and decoded size, never the data itself)."""
-    kind = str(block.get("type", "unknown"))
-    if kind == "text":
-        return str(block.get("text", ""))
-    if kind in ("image", "audio"):
-        return _binary(kind, block.get("mimeType"), block.get("data"))
-    if kind == "resource_link":
-        return f"[resource link: {block.get('uri', '')}]"
-    if kind == "resource":
-        resource = block.get("resource")
-        resource = resource if isinstance(resource, Mapping) else {}
-        label = f"resource {resource.get('uri', '')}"
-        if "text" in resource:
-            return f"[{label}]\n{resource['text']}"
-        return _binary(label, resource.get("mimeType"), resource.get("blob"))
-    return f"[{kind} content]"
-
-
-def _binary(label: str, mime_type: object, data: object) -> str:
-    """``[image: image/png, 12,345 bytes]``: base64 ``data`` by its decoded size."""
-    return f"[{label}: {mime_type or 'no MIME type'}, {_size(data)}]"
-
-
-def _size(data: object) -> str:
-    """The decoded size of base64 ``data``, as ``12,345 bytes``."""
-    import base64
-    import binascii
-
-    if not isinstance(data, str):
-        return "no data"
-    try:
-        return f"{len(base64.b64decode(data, validate=True)):,} bytes"
-    except (binascii.Error, ValueError):
-        return f"{len(data):,} characters that are not base64"

@@ -16,17 +16,19 @@ which asks :func:`imports_from_working_directory`), which keeps the working dire
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
 from collections.abc import Sequence
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     pass
 
 __all__ = [
+    "NPM_GLOBAL_CONFIG",
     "SAFE_PATH",
     "clears_environment",
     "env_directory",
@@ -35,6 +37,7 @@ __all__ = [
     "imports_from_working_directory",
     "is_python",
     "module_run",
+    "npm_global_config",
     "resolve_bare_python",
     "run_by_env",
     "split_by_env",
@@ -42,6 +45,22 @@ __all__ = [
 
 SAFE_PATH: Final = "PYTHONSAFEPATH"
 """Python's variable that keeps the working directory off ``sys.path`` (``-P``)."""
+
+NPM_GLOBAL_CONFIG: Final = "npm_config_globalconfig"
+"""npm's variable that names its global configuration file (a guarded ``npx`` gets it)."""
+
+
+def npm_global_config(path: str | None) -> str | None:
+    """The global npmrc npm reads where it is not given ``--prefix``: ``PREFIX/etc/npmrc``,
+    ``PREFIX`` the folder above that of the ``node`` on ``path`` (links followed, as npm finds
+    it), when there is one. ``npx --prefix ~`` (:func:`~hermes_core._mcp.launch.project_guard`)
+    would read ``~/etc/npmrc`` in its place and lose a company's ``cafile``, registry or proxy."""
+    node = shutil.which("node", path=path)
+    if node is None:
+        return None
+    config = Path(os.path.realpath(node)).parent.parent / "etc" / "npmrc"
+    return str(config) if config.is_file() else None
+
 
 _PYTHON = re.compile(r"(?i)(?:python[0-9.]*|py)(?:\.exe)?")
 _ENV: Final = frozenset({"env", "env.exe"})

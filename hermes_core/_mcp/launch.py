@@ -12,7 +12,8 @@ plants under the program's name (:func:`project_guard`):
   given ``-E``, which makes it ignore the variable.
 - ``npx``, and ``npm exec`` (``npm x``) which it runs, look in the directory's
   ``node_modules`` and read its ``.npmrc`` (which may name another registry): they get
-  ``--prefix`` the user's home directory, unless given one.
+  ``--prefix`` the user's home directory, unless given one, and ``npm_config_globalconfig``
+  naming the global npmrc that prefix hides (:func:`.interpreter.npm_global_config`).
 - ``deno run`` of a package or a URL (``npm:``, ``jsr:``, ``https:``) and ``deno x`` read the
   directory's ``deno.json`` (an import map may name the project's file for the package), its
   ``package.json`` with ``node_modules``, and its ``.npmrc``: they get ``--no-config``, unless
@@ -57,12 +58,14 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Final
 
 from hermes_core._mcp.interpreter import (
+    NPM_GLOBAL_CONFIG,
     SAFE_PATH,
     clears_environment,
     env_directory,
     ignores_environment,
     imports_from_working_directory,
     module_run,
+    npm_global_config,
     run_by_env,
     split_by_env,
 )
@@ -324,6 +327,8 @@ def project_guard(
             return LaunchGuard()
         if guard.reads is not None:
             return _refused(guard.reads, cwd, env, ways_out)
+        if guarding is _npx and (config := npm_global_config(env.get("PATH"))) is not None:
+            guard = replace(guard, variables={NPM_GLOBAL_CONFIG: config})
         if before and clears_environment(before[:-1]):  # `env -i`: only its assignments pass
             given = {arg.split("=", 1)[0] for arg in before if "=" in arg}
             passed = tuple(f"{k}={v}" for k, v in guard.variables.items() if k not in given)

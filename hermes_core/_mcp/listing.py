@@ -163,6 +163,7 @@ class ListingScreen:
         self._pending: set[str | int] = set()
         self._skipped: list[SkippedTool] = []
         self._shortened: list[ShortenedTool] = []
+        self._warned: set[str] = set()
 
     def sent(self, item: SessionMessage) -> None:
         """Note the id of a ``tools/list`` request."""
@@ -199,6 +200,15 @@ class ListingScreen:
         answer = message.model_copy(update={"result": {**message.result, "tools": kept}})
         return dataclasses.replace(item, message=answer)
 
+    def first_time(self, warning: str) -> bool:
+        """Whether ``warning`` is new on this connection (then noted): a server listed again
+        (``tools/list_changed``, which some send right after their first listing) has the
+        same tools warned about once."""
+        if warning in self._warned:
+            return False
+        self._warned.add(warning)
+        return True
+
     def take_skipped(self) -> tuple[list[SkippedTool], list[ShortenedTool]]:
         """The tools skipped and the tools shortened since the last call, each in the order
         they were listed."""
@@ -231,19 +241,18 @@ async def list_all_tools(
         page = await client.list_tools(cursor=cursor, cache_mode="bypass")
         skipped, cut = screen.take_skipped() if screen is not None else ([], [])
         for tool in skipped:
-            log.warning(
-                "MCP server %r lists a tool hermes cannot use, skipped: %s: %s",
-                server,
-                tool.describe(listed),
-                tool.problem,
+            said = (
+                f"lists a tool hermes cannot use, skipped: {tool.describe(listed)}: {tool.problem}"
             )
+            if screen is None or screen.first_time(said):
+                log.warning("MCP server %r %s", server, said)
         for tool in cut:
-            log.warning(
-                "MCP server %r lists a tool whose description is too long, shortened: %s: %s",
-                server,
-                tool.describe(listed),
-                tool.problem,
+            said = (
+                "lists a tool whose description is too long, shortened: "
+                f"{tool.describe(listed)}: {tool.problem}"
             )
+            if screen is None or screen.first_time(said):
+                log.warning("MCP server %r %s", server, said)
         tools.extend(page.tools)
         listed += len(page.tools) + len(skipped)
         if listed > MAX_SERVER_TOOLS:

@@ -154,8 +154,9 @@ def tool_problem(entry: Mapping[str, Any]) -> str | None:
     A tool needs a non-empty ``name`` (it becomes part of ``mcp__<server>__<tool>``) and a JSON
     Schema object as ``inputSchema`` (its ``required`` a list of names, its ``properties`` an
     object); ``description`` and ``title`` are text, ``annotations`` and ``outputSchema``
-    objects, when given. Listings are screened with it (and :func:`listed_schema_problem`) as
-    they come
+    objects, when given; a tool that runs only as a task (``execution.taskSupport:
+    "required"``) is unusable too. Listings are screened with it (and
+    :func:`listed_schema_problem`) as they come
     (:class:`~hermes_core._mcp.connection.ListingScreen`), so a manifest never holds such a
     tool.
     """
@@ -181,6 +182,13 @@ def tool_problem(entry: Mapping[str, Any]) -> str | None:
     for key in ("annotations", "outputSchema"):
         if entry.get(key) is not None and not isinstance(entry[key], dict):
             return f"{key}: expected an object, got {_shown(entry[key])}"
+    execution = entry.get("execution")
+    if isinstance(execution, dict) and execution.get("taskSupport") == "required":
+        # The SDK's client cannot start a task: every call would be refused (-32601).
+        return (
+            "execution.taskSupport: 'required': it runs only as an MCP task, "
+            "which hermes does not start"
+        )
     return None
 
 

@@ -14,7 +14,6 @@ conversation needs of the agent that made it is :class:`ConversationAgent`, whic
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
@@ -349,9 +348,7 @@ class Conversation:
         tools = real_tools(call)
         yield ToolStarted(call, tools)
         result = await self.agent.host.dispatch(call.name, call.arguments, self.session)
-        text = result.text_content
-        if not text and result.structured is not None:
-            text = json.dumps(result.structured, ensure_ascii=False, default=str)
+        text = result.model_text
         self._record(
             Message("tool", text, tool_call_id=call.id, name=call.name, is_error=result.is_error)
         )

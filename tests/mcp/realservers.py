@@ -117,11 +117,15 @@ def spawner_entry(marker: str, *, silent: bool = False, **fields: object) -> Mcp
     return McpServerConfig.model_validate({"command": sys.executable, "args": args, **fields})
 
 
-def badtools_entry(listing: Path, *, legacy: bool = False, **fields: object) -> McpServerConfig:
+def badtools_entry(
+    listing: Path, *, legacy: bool = False, changed: bool = False, **fields: object
+) -> McpServerConfig:
     """A stdio entry running ``tests/mcp/servers/badtools.py``, whose ``tools/list`` answers
     with the tools in the JSON file ``listing``, as they are written (``legacy``: a 2025-era
-    server, protocol 2025-11-25)."""
-    args = [str(BADTOOLS), str(listing), *(["--legacy"] if legacy else [])]
+    server, protocol 2025-11-25; ``changed``: it says its tools changed once listed, and
+    lists one more, ``later``)."""
+    flags = [*(["--legacy"] if legacy else []), *(["--changed"] if changed else [])]
+    args = [str(BADTOOLS), str(listing), *flags]
     return McpServerConfig.model_validate({"command": sys.executable, "args": args, **fields})
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from realservers import ToolsSeen, badtools_entry, call
+from realservers import ToolsSeen, badtools_entry, call, wait_until
 
 from hermes_core._config import Config, McpServerConfig
 from hermes_core._host import Host
@@ -74,6 +74,15 @@ BAD_TOOLS = [
         "inputSchema",
         id="schema-194-deep",
     ),
+    # server-everything's simulate-research-query: it runs only as a task (MCP 2025-11-25),
+    # which hermes cannot start, and every call answered "-32601 ... requires task
+    # augmentation" while search offered the tool to the model.
+    pytest.param(
+        {"name": "task_only", "inputSchema": OBJECT, "execution": {"taskSupport": "required"}},
+        "'task_only'",
+        "execution.taskSupport",
+        id="task-required",
+    ),
 ]
 
 
@@ -112,6 +121,22 @@ async def test_a_tool_that_breaks_the_schema_is_skipped_with_one_warning_the_oth
     assert "\n" not in warning
     assert "pydantic" not in warning
     assert "cannot connect" not in warning
+
+
+async def test_a_tool_skipped_again_when_the_server_is_listed_again_is_warned_about_once(
+    env: Environment, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # server-everything says its tools changed right after it is listed: each command that
+    # started it printed the same warning twice (20 lines for 10 such servers).
+    seen = ToolsSeen()
+    bad = {"name": "nope", "inputSchema": "nope"}
+    entry = badtools_entry(listing(tmp_path, with_bad(bad)), changed=True)
+    with caplog.at_level(logging.WARNING):
+        async with McpSupervisor({"bad": entry}, env, on_tools_changed=seen):
+            await wait_until(lambda: "mcp__bad__later" in seen.names("bad"), "the second listing")
+    warned = warnings_of(caplog)
+    assert len(warned) == 1, warned
+    assert "'nope'" in warned[0]
 
 
 async def test_a_tool_with_an_empty_name_leaves_the_manifest_valid(

@@ -7,10 +7,12 @@ Real hosts, real shell hooks, a real ``uvx`` (the ``uv`` wheel of the test extra
 
 from __future__ import annotations
 
+import http.server
 import json
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -444,3 +446,57 @@ def test_which_python_runs_get_p_in_a_gated_project(
     guard = project_guard("/usr/bin/python3", args, places["project"], environment(places, ""))
 
     assert guard.args == (None if guarded is None else tuple(guarded))
+
+
+class _Registry(http.server.BaseHTTPRequestHandler):
+    """A stand-in npm registry: every package is missing (404); the paths asked are kept."""
+
+    asked: list[str]
+
+    def do_GET(self) -> None:
+        self.asked.append(self.path)
+        self.send_response(404)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(b'{"error": "Not found"}')
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.subprocess
+def test_the_users_npx_server_in_a_gated_project_still_reads_the_global_npmrc_of_its_node(
+    places: dict[str, Path], tmp_path: Path
+) -> None:
+    # `--prefix ~` moves npm's global configuration too (PREFIX/etc/npmrc): the global npmrc of
+    # the node on PATH (a company's cafile, registry or proxy) was no longer read, and npx
+    # retried a registry it could not reach until connect_timeout, writing nothing.
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not on PATH; it is needed to run npx")
+    prefix = tmp_path / "node-prefix"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "etc").mkdir()
+    (prefix / "bin" / "node").write_text(f'#!/bin/sh\nexec {node} "$@"\n')
+    (prefix / "bin" / "node").chmod(0o755)
+    handler = type("Registry", (_Registry,), {"asked": []})
+    registry = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=registry.serve_forever, daemon=True).start()
+    (prefix / "etc" / "npmrc").write_text(
+        f"registry=http://127.0.0.1:{registry.server_address[1]}/\nfetch-retries=0\n"
+    )
+    path = f"{prefix / 'bin'}:{Environment.from_process().get('PATH') or '/usr/bin:/bin'}"
+    server = {"command": "npx", "args": ["-y", "hermes-no-such-package"], "connect_timeout": 20}
+    host = Host(
+        policy_off(mcp_servers={"npx": server}),
+        environment(places, "", PATH=path),
+        strict=False,
+    )
+    try:
+        result = call(host, "mcp__npx__anything", {})
+    finally:
+        registry.shutdown()
+        registry.server_close()
+
+    assert result.error_code is not None  # the package is missing: the server never starts
+    assert "/hermes-no-such-package" in handler.asked

@@ -5,7 +5,8 @@ the list in the file, so the server can list tools that break the MCP schema (no
 ``inputSchema`` that is not an object, ``required`` that is not a list), as a careless server
 does. Any tool called answers with its own name: ``called NAME``. With ``--legacy`` it refuses
 ``server/discover`` as a 2025-era server does, so the client falls back to the ``initialize``
-handshake (protocol 2025-11-25).
+handshake (protocol 2025-11-25). With ``--changed`` (standard library only) it says its tools
+changed after the first listing, and lists one more, ``later``, from then on.
 
 It is written on the standard library (``stdio_mcp.py``'s loop): the SDK's import was most of
 the CPU of each start. ``--sdk`` serves the same from the SDK's low-level server, its write
@@ -30,13 +31,30 @@ from stdio_mcp import StdioServer, text_result
 SERVER_INFO = {"name": "badtools", "version": ""}
 
 
-def serve_stdlib(tools: Any, legacy: bool) -> None:
-    """The server on the standard library."""
+LATER = {"name": "later", "inputSchema": {"type": "object", "properties": {}}}
+"""The tool ``--changed`` adds from the second listing on."""
+
+
+def serve_stdlib(tools: Any, legacy: bool, changed: bool = False) -> None:
+    """The server on the standard library. ``changed``: its first listing is followed by
+    ``notifications/tools/list_changed``, and every later one holds :data:`LATER` too."""
+    listings = 0
 
     def call_tool(name: str, args: dict[str, Any], cancel: threading.Event) -> dict[str, Any]:
         return text_result(f"called {name}")
 
-    StdioServer(SERVER_INFO, lambda _: {"tools": tools}, call_tool, discover=not legacy).run()
+    def list_tools(cursor: str | None) -> dict[str, Any]:
+        nonlocal listings
+        listings += 1
+        if not changed:
+            return {"tools": tools}
+        if listings == 1:
+            server.notify("notifications/tools/list_changed", {})
+            return {"tools": tools}
+        return {"tools": [*tools, LATER]}
+
+    server = StdioServer(SERVER_INFO, list_tools, call_tool, discover=not legacy)
+    server.run()
 
 
 class RawListing:
@@ -123,4 +141,4 @@ if __name__ == "__main__":
 
         anyio.run(serve_sdk, listed, "--legacy" in sys.argv[2:])
     else:
-        serve_stdlib(listed, "--legacy" in sys.argv[2:])
+        serve_stdlib(listed, "--legacy" in sys.argv[2:], "--changed" in sys.argv[2:])
