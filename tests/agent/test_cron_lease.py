@@ -101,6 +101,51 @@ def test_a_daemons_own_look_keeps_its_runs_whose_awake_time_ran_out(
     assert [r.status for r in jobs.runs()] == ["running"]
 
 
+def test_a_renewal_a_locked_store_kept_waiting_is_tried_again_at_once(tmp_path: Path) -> None:
+    """A renewal that waited out the store's lock (another process writing past ``lock_wait``)
+    was tried again a third of the lease later only, past the end of the lease's awake time:
+    the live daemon's run could be taken back as stuck while it ran. Tried again at once, it
+    renews as soon as the lock is let go."""
+    import asyncio
+
+    from hermes_core.agent._cron_lease import lease_over, owner_name
+    from hermes_core.agent._cron_runs import leases_renewed
+
+    lease = 9.0  # renewed every 3 s; the lock is held from 2.5 s to 7.5 s, waited on 4 s
+    jobs = CronJobs(tmp_path / "home", lock_wait=4.0)
+    jobs.create("every 1m", "Sum up the logs", now=T0)
+    assert jobs.claim_due(owner_name(), lease, now=T0 + 60)
+    claimed = time.monotonic()
+    locker = sqlite3.connect(jobs.path, isolation_level=None, check_same_thread=False)
+
+    def hold_the_lock() -> None:
+        time.sleep(2.5)
+        locker.execute("BEGIN IMMEDIATE")
+        time.sleep(5.0)
+        locker.execute("COMMIT")
+
+    holder = threading.Thread(target=hold_the_lock)
+
+    async def daemon() -> str | None:
+        async with leases_renewed(jobs, owner_name(), lease):
+            while time.monotonic() < claimed + lease + 0.6:  # past the first lease's end
+                await asyncio.sleep(0.1)
+            with sqlite3.connect(jobs.path) as db:
+                db.row_factory = sqlite3.Row
+                row = db.execute("SELECT * FROM jobs").fetchone()
+            db.close()
+            return lease_over(row, time.time())
+
+    holder.start()
+    try:
+        over = asyncio.run(daemon())
+    finally:
+        holder.join()
+        locker.close()
+
+    assert over is None, over
+
+
 def test_a_lease_naming_a_pid_now_another_process_is_taken_back_before_it_runs_out(
     jobs: CronJobs, sleeper: subprocess.Popen[bytes]
 ) -> None:
