@@ -154,14 +154,19 @@ async def leases_renewed(
     asleep past its lease, another machine or an older hermes taking it back), if any."""
 
     async def renew() -> None:
+        wait = lease / 3
         while True:
-            await asyncio.sleep(lease / 3)
-            # A store locked past the wait (the daemon's loop says it): tried again a third
-            # of the lease later, rather than never again while the runs go on.
+            await asyncio.sleep(wait)
+            # In a thread: a store locked by another process keeps this one waiting (up to its
+            # lock_wait), not the runs. Locked past that wait (or a full disk), it is tried
+            # again a second later: a third of the lease later could be past the lease's end,
+            # the run then taken back as stuck.
             try:
-                taken = jobs.renew(owner, lease, held=held())
+                taken = await asyncio.to_thread(jobs.renew, owner, lease, held=held())
             except JobError:
+                wait = min(1.0, lease / 3)
                 continue
+            wait = lease / 3
             if taken and lost is not None:
                 lost(taken)
 
