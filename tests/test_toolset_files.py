@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
+import threading
+import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -308,6 +311,43 @@ def test_a_backtracking_search_pattern_stops_at_its_deadline_while_the_host_runs
     assert stopped.error_code == "TOOL_ERROR"
     assert "took too long" in stopped.text_content
     assert results["(a+)+b"].text_content == "no matches"
+
+
+def _threads_searching() -> list[str]:
+    """Names of the threads whose stack is inside the files plugin's search scan."""
+    frames = sys._current_frames()
+    names = []
+    for thread in threading.enumerate():
+        frame = frames.get(thread.ident or -1)
+        while frame is not None:
+            if frame.f_code.co_name == "_search" and "files" in frame.f_code.co_filename:
+                names.append(thread.name)
+                break
+            frame = frame.f_back
+    return names
+
+
+def test_a_search_cancelled_by_its_caller_stops_its_scan_thread(tmp_path: Path) -> None:
+    # 4000 lines at ~30 ms each: two minutes of scanning, far past the second it is given.
+    harness = build_harness(tmp_path)
+    for index in range(20):
+        (harness.env.cwd / f"f{index:02}.txt").write_text(("a" * 22 + "\n") * 200)
+
+    async def main() -> None:
+        with anyio.move_on_after(1.0):
+            await harness.dispatcher.dispatch(
+                "search_files", {"pattern": "(a|aa)+b"}, harness.session()
+            )
+
+    try:
+        anyio.run(main)
+        for _ in range(50):
+            if not _threads_searching():
+                break
+            time.sleep(0.1)
+        assert _threads_searching() == []
+    finally:
+        harness.close()
 
 
 def test_search_files_skips_fifos_instead_of_blocking(files: Harness) -> None:
