@@ -10,7 +10,8 @@ hermes' own credentials (``Environment.credential_paths``) are refused wherever 
 Settings (``plugins.entries.files``): ``allow_outside`` (``false``), ``max_read_bytes``
 (100000), ``max_line_bytes`` (16384), ``max_search_results`` (200, also the schema's maximum of
 ``search_files``' ``max_results``), ``search_timeout`` (50
-seconds: a ``search_files`` regex scan still running then stops with an error).
+seconds: a ``search_files`` regex scan still running then stops with an error). A scan whose
+call ends first (its timeout, the caller's cancel) stops at its next line.
 
 Regexes run on the ``regex`` package with a deadline and the GIL released: Python's ``re``
 holds the GIL through a catastrophic backtrack, which no worker-thread timeout can stop.
@@ -24,9 +25,11 @@ import errno
 import io
 import os
 import stat
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 
@@ -434,7 +437,7 @@ class FileTools:
 
     # search_files -----------------------------------------------------------------------------
 
-    def search_files(
+    async def search_files(
         self,
         session: Session,
         pattern: str | None = None,
@@ -444,6 +447,27 @@ class FileTools:
         max_results: int = 50,
     ) -> ToolResult:
         """Files matching ``glob`` and, with ``pattern``, the lines matching that regex."""
+        # The scan runs in a thread no cancellation can stop: when the call ends (a timeout, the
+        # caller's cancel), the event tells it to stop at its next line or file.
+        stop = threading.Event()
+        search = partial(
+            self._search_here, session, pattern, path, glob, ignore_case, max_results, stop
+        )
+        try:
+            return await anyio.to_thread.run_sync(search, abandon_on_cancel=True)
+        finally:
+            stop.set()
+
+    def _search_here(
+        self,
+        session: Session,
+        pattern: str | None,
+        path: str,
+        glob: str | None,
+        ignore_case: bool,
+        max_results: int,
+        stop: threading.Event,
+    ) -> ToolResult:
         if (refused := path_refusal("search_files", path=path)) is not None:
             return refused
         try:
@@ -462,7 +486,7 @@ class FileTools:
                     raise Refused(f"pattern is not a valid regular expression: {exc}") from None
             limit = min(max_results, self.settings.max_search_results)
             deadline = time.monotonic() + self.settings.search_timeout
-            hits, stopped = self._search(session, root, regex, glob, limit, deadline)
+            hits, stopped = self._search(session, root, regex, glob, limit, deadline, stop)
         except (Refused, OSError) as exc:
             return _refused("search_files", exc)
         lines = [hit["text"] for hit in hits]
@@ -483,12 +507,16 @@ class FileTools:
         glob: str | None,
         limit: int,
         deadline: float,
+        stop: threading.Event,
     ) -> tuple[list[dict[str, Any]], str]:
         """The hits, and why the search stopped early (``""`` when it did not)."""
         hits: list[dict[str, Any]] = []
         full = f"stopped after {limit} results"
+        ended = "stopped: the call had ended"  # seen by no one: the call's result is given
         segments = tuple(glob.removeprefix("./").split("/")) if glob else ()
         for scanned, file in enumerate(walk(root)):
+            if stop.is_set():
+                return hits, ended
             if scanned >= SEARCH_MAX_FILES:
                 return hits, f"stopped after looking at {SEARCH_MAX_FILES} files"
             if self.is_credential(file):
@@ -507,6 +535,8 @@ class FileTools:
                 hits.append({"path": shown, "text": shown})
                 continue
             for line_no, line in text_lines(file):
+                if stop.is_set():
+                    return hits, ended
                 try:
                     found = first_match(regex, line, deadline)
                 except TimeoutError:
