@@ -648,3 +648,24 @@ def test_write_file_refuses_to_replace_what_is_not_a_regular_file(files: Harness
     assert result.error_code == "TOOL_ERROR"
     assert "pipe is a FIFO, not a regular file" in result.text_content
     assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+@pytest.mark.parametrize("tool", ["read_file", "patch"])
+def test_read_file_and_patch_say_what_a_fifo_or_a_device_is(
+    harnesses: Callable[..., Harness], tool: str
+) -> None:
+    # Both said "does not exist or is not a regular file", though it exists; write_file says
+    # what it is.
+    files = harnesses({**WRITE_OK, "plugins": {"entries": {"files": {"allow_outside": True}}}})
+    os.mkfifo(files.env.cwd / "pipe")
+    extra = {"old_text": "a", "new_text": "b"} if tool == "patch" else {}
+
+    fifo = files.call(tool, {"path": "pipe", **extra})
+    device = files.call(tool, {"path": "/dev/null", **extra})
+
+    assert fifo.error_code == device.error_code == "TOOL_ERROR"
+    verb = {"read_file": "reads", "patch": "edits"}[tool]
+    assert fifo.text_content == (
+        f"{tool}: pipe is a FIFO (named pipe), not a regular file; {tool} {verb} regular files only"
+    )
+    assert "/dev/null is a character device, not a regular file" in device.text_content
