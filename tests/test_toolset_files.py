@@ -646,7 +646,7 @@ def test_write_file_refuses_to_replace_what_is_not_a_regular_file(files: Harness
     result = files.call("write_file", {"path": "pipe", "content": "x"})
 
     assert result.error_code == "TOOL_ERROR"
-    assert "pipe is a FIFO, not a regular file" in result.text_content
+    assert "pipe is a FIFO (named pipe), not a regular file" in result.text_content
     assert stat.S_ISFIFO(fifo.stat().st_mode)
 
 

@@ -218,7 +218,7 @@ class FileTools:
             return await anyio.to_thread.run_sync(self._read_here, session, path, offset, limit)
         try:
             target = self.resolve(session, path)
-            _check_regular(target, path)
+            _check_regular(target, path, "read_file")
             data = (await client.read_text(target)).encode("utf-8")
             _check_text(data[:SNIFF_BYTES], path, "read_file reads")
         except (Refused, OSError) as exc:
@@ -232,7 +232,7 @@ class FileTools:
     def _read_here(self, session: Session, path: str, offset: int, limit: int) -> ToolResult:
         try:
             target = self.resolve(session, path)
-            _check_regular(target, path)
+            _check_regular(target, path, "read_file")
             with target.open("rb") as handle:
                 _check_text(handle.read(SNIFF_BYTES), path, "read_file reads")
                 handle.seek(0)
@@ -399,8 +399,7 @@ class FileTools:
         ``old_text`` found zero or several times. ``current`` is its text as the session's
         client has it (an editor's buffer), else it is read from the disk."""
         target = self.resolve(session, path)
-        if not target.is_file():
-            raise Refused(f"{path} does not exist or is not a regular file")
+        _check_regular(target, path, "patch")
         _check_writable(target, path)
         data = current.encode("utf-8") if current is not None else None
         size = len(data) if data is not None else target.stat().st_size
@@ -571,7 +570,7 @@ def _utf8(text: str, name: str) -> bytes:
 def _special_kind(mode: int) -> str:
     """What a file of ``mode`` is when it is neither a regular file nor a directory, else ``""``."""
     kinds = (
-        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
         (stat.S_ISCHR, "a character device"),
         (stat.S_ISBLK, "a block device"),
         (stat.S_ISSOCK, "a socket"),
@@ -579,11 +578,19 @@ def _special_kind(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "")
 
 
-def _check_regular(target: Path, raw: str) -> None:
-    """Refuse a path that is not a regular file, saying what it is when it is a directory."""
+def _check_regular(target: Path, raw: str, tool: str) -> None:
+    """Refuse a path that is not a regular file, saying what it is (a directory, a FIFO, a
+    device...) when it exists."""
     if target.is_dir():
         raise Refused(f"{raw} is a directory; list it with search_files (path and glob)")
-    if not target.is_file():
+    try:
+        mode = target.stat().st_mode
+    except OSError:
+        mode = 0
+    if kind := _special_kind(mode):
+        verb = "edits" if tool == "patch" else "reads"
+        raise Refused(f"{raw} is {kind}, not a regular file; {tool} {verb} regular files only")
+    if not stat.S_ISREG(mode):
         raise Refused(f"{raw} does not exist or is not a regular file")
 
 
