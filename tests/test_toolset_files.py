@@ -669,3 +669,32 @@ def test_read_file_and_patch_say_what_a_fifo_or_a_device_is(
         f"{tool}: pipe is a FIFO (named pipe), not a regular file; {tool} {verb} regular files only"
     )
     assert "/dev/null is a character device, not a regular file" in device.text_content
+
+
+@pytest.mark.parametrize("tool", ["read_file", "write_file", "patch", "search_files"])
+def test_a_path_holding_half_a_character_is_refused_naming_it(files: Harness, tool: str) -> None:
+    # "read_file failed: UnicodeEncodeError: 'utf-8' codec can't encode character..." before.
+    arguments = {"read_file": {}, "write_file": {"content": "x"}, "search_files": {}}.get(
+        tool, {"old_text": "a", "new_text": "b"}
+    )
+
+    result = files.call(tool, {"path": "a\ud800.txt", **arguments})
+
+    assert result.error_code == "TOOL_ERROR"
+    assert result.text_content == (
+        f"{tool}: path holds half a character (\\ud800, a lone surrogate) at character 1, "
+        "which UTF-8 cannot hold; send the whole character or leave it out"
+    )
+    assert [entry.name for entry in files.env.cwd.iterdir()] == []
+
+
+def test_a_file_name_that_is_no_utf8_is_read_by_its_escaped_name(files: Harness) -> None:
+    # Such a name (Latin-1 bytes) is listed with its byte as a surrogate (\udce9 for \xe9),
+    # which names the file back: not half a character.
+    (files.env.cwd / os.fsdecode(b"caf\xe9.txt")).write_text("menu\n")
+
+    listed = files.call("search_files", {"glob": "caf*"})
+    read = files.call("read_file", {"path": "caf\udce9.txt"})
+
+    assert listed.structured["matches"] == [{"path": "caf\udce9.txt", "text": "caf\udce9.txt"}]
+    assert read.text_content == "menu\n"
