@@ -422,7 +422,7 @@ def test_tools_call_with_a_lone_surrogate_is_logged_and_ends_without_a_traceback
 
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
-    assert "read_file failed" in done.stderr
+    assert "read_file: path holds half a character (\\ud800, a lone surrogate)" in done.stderr
     log = hermes_cli.log_dir / "activity.jsonl"
     (record,) = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert record["name"] == "read_file"

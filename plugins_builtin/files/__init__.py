@@ -166,6 +166,10 @@ class FileTools:
         """``raw`` resolved against the session directory; refused outside the allowed roots."""
         if not raw or "\x00" in raw:
             raise Refused("the path is empty or contains a NUL character")
+        try:
+            os.fsencode(raw)  # an undecodable byte's escape (U+DC80..U+DCFF) names it back
+        except UnicodeEncodeError as exc:
+            raise Refused(_half_character(raw, exc, "path")) from None
         candidate = expand_home(raw, self.settings.home)
         if not candidate.is_absolute():
             candidate = session.cwd / candidate
@@ -560,11 +564,15 @@ def _utf8(text: str, name: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        half = f"\\u{ord(text[exc.start]):04x}"
-        raise Refused(
-            f"{name} holds half a character ({half}, a lone surrogate) at character "
-            f"{exc.start}, which UTF-8 cannot hold; send the whole character or leave it out"
-        ) from None
+        raise Refused(_half_character(text, exc, name)) from None
+
+
+def _half_character(text: str, exc: UnicodeEncodeError, name: str) -> str:
+    half = f"\\u{ord(text[exc.start]):04x}"
+    return (
+        f"{name} holds half a character ({half}, a lone surrogate) at character {exc.start}, "
+        "which UTF-8 cannot hold; send the whole character or leave it out"
+    )
 
 
 def _special_kind(mode: int) -> str:
