@@ -422,7 +422,7 @@ def test_tools_call_with_a_lone_surrogate_is_logged_and_ends_without_a_traceback
 
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
-    assert "read_file failed" in done.stderr
+    assert "read_file: path holds half a character (\\ud800, a lone surrogate)" in done.stderr
     log = hermes_cli.log_dir / "activity.jsonl"
     (record,) = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert record["name"] == "read_file"
@@ -613,3 +613,25 @@ def test_calling_a_tool_of_the_agents_conversations_says_where_it_lives(
 )
 def test_a_progress_line_says_the_progress_once(report: ProgressReport, line: str) -> None:
     assert progress_text(report) == line
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("search", "create issue"), ("describe", "todo_list")],
+    ids=["search", "describe"],
+)
+def test_a_bridge_command_refused_says_why_with_json_too(
+    hermes_cli: InProcessCli, command: tuple[str, ...]
+) -> None:
+    # A refusal that is no answer of the bridge (the approval policy's, a hook's) printed {}
+    # with --json: exit status 1 and not a word of why.
+    hermes_cli.config.write_text("approvals:\n  deny: [tool_search, tool_describe]\n")
+    bridge = {"search": "tool_search", "describe": "tool_describe"}[command[0]]
+    why = f"{bridge} was refused: it matches '{bridge}' in approvals.deny."
+
+    done = hermes_cli.run("tools", *command, ok=False)
+    as_json = hermes_cli.run("tools", *command, "--json", ok=False)
+
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", f"error (DENIED): {why}\n")
+    assert as_json.returncode == 1
+    assert json.loads(as_json.stdout) == {"error": why, "code": "DENIED"}

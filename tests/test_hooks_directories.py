@@ -668,3 +668,24 @@ def test_a_hook_that_cannot_run_is_said_once_by_a_command_that_starts_a_host(
     said = done.stdout + done.stderr
     expected = 0 if command[0] == "plugins" else 1
     assert said.count("'no-such-hermes-hook' is not on PATH") == expected, said
+
+
+@pytest.mark.subprocess
+def test_doctor_says_an_enabled_hook_directory_that_failed_to_load_once(
+    hermes_cli: InProcessCli, hermes_home: Path
+) -> None:
+    # It was said twice in the hooks rows: a "directories" warning, then the directory's row.
+    directory = hermes_home / "hooks" / "bad"
+    directory.mkdir(parents=True)
+    (directory / "HOOK.yaml").write_text("event: pre_tool_call\n")
+    (directory / "handler.py").write_text("import no_such_hermes_module\n")
+    hermes_cli.config.write_text("hooks:\n  enabled: [bad]\n")
+
+    done = hermes_cli.run("doctor", "--offline", ok=False)
+
+    said = done.stdout + done.stderr
+    assert said.count("No module named 'no_such_hermes_module'") == 1, said
+    (row,) = [line for line in done.stdout.splitlines() if "no_such_hermes_module" in line]
+    assert row.split()[:3] == ["hooks", "bad", "error"]
+    assert f"({directory}) failed to load" in row
+    assert "the calls it would see are blocked" in row

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
+import threading
+import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -310,6 +313,43 @@ def test_a_backtracking_search_pattern_stops_at_its_deadline_while_the_host_runs
     assert results["(a+)+b"].text_content == "no matches"
 
 
+def _threads_searching() -> list[str]:
+    """Names of the threads whose stack is inside the files plugin's search scan."""
+    frames = sys._current_frames()
+    names = []
+    for thread in threading.enumerate():
+        frame = frames.get(thread.ident or -1)
+        while frame is not None:
+            if frame.f_code.co_name == "_search" and "files" in frame.f_code.co_filename:
+                names.append(thread.name)
+                break
+            frame = frame.f_back
+    return names
+
+
+def test_a_search_cancelled_by_its_caller_stops_its_scan_thread(tmp_path: Path) -> None:
+    # 4000 lines at ~30 ms each: two minutes of scanning, far past the second it is given.
+    harness = build_harness(tmp_path)
+    for index in range(20):
+        (harness.env.cwd / f"f{index:02}.txt").write_text(("a" * 22 + "\n") * 200)
+
+    async def main() -> None:
+        with anyio.move_on_after(1.0):
+            await harness.dispatcher.dispatch(
+                "search_files", {"pattern": "(a|aa)+b"}, harness.session()
+            )
+
+    try:
+        anyio.run(main)
+        for _ in range(50):
+            if not _threads_searching():
+                break
+            time.sleep(0.1)
+        assert _threads_searching() == []
+    finally:
+        harness.close()
+
+
 def test_search_files_skips_fifos_instead_of_blocking(files: Harness) -> None:
     os.mkfifo(files.env.cwd / "pipe")
     (files.env.cwd / "notes.txt").write_text("needle\n")
@@ -606,5 +646,55 @@ def test_write_file_refuses_to_replace_what_is_not_a_regular_file(files: Harness
     result = files.call("write_file", {"path": "pipe", "content": "x"})
 
     assert result.error_code == "TOOL_ERROR"
-    assert "pipe is a FIFO, not a regular file" in result.text_content
+    assert "pipe is a FIFO (named pipe), not a regular file" in result.text_content
     assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+@pytest.mark.parametrize("tool", ["read_file", "patch"])
+def test_read_file_and_patch_say_what_a_fifo_or_a_device_is(
+    harnesses: Callable[..., Harness], tool: str
+) -> None:
+    # Both said "does not exist or is not a regular file", though it exists; write_file says
+    # what it is.
+    files = harnesses({**WRITE_OK, "plugins": {"entries": {"files": {"allow_outside": True}}}})
+    os.mkfifo(files.env.cwd / "pipe")
+    extra = {"old_text": "a", "new_text": "b"} if tool == "patch" else {}
+
+    fifo = files.call(tool, {"path": "pipe", **extra})
+    device = files.call(tool, {"path": "/dev/null", **extra})
+
+    assert fifo.error_code == device.error_code == "TOOL_ERROR"
+    verb = {"read_file": "reads", "patch": "edits"}[tool]
+    assert fifo.text_content == (
+        f"{tool}: pipe is a FIFO (named pipe), not a regular file; {tool} {verb} regular files only"
+    )
+    assert "/dev/null is a character device, not a regular file" in device.text_content
+
+
+@pytest.mark.parametrize("tool", ["read_file", "write_file", "patch", "search_files"])
+def test_a_path_holding_half_a_character_is_refused_naming_it(files: Harness, tool: str) -> None:
+    # "read_file failed: UnicodeEncodeError: 'utf-8' codec can't encode character..." before.
+    arguments = {"read_file": {}, "write_file": {"content": "x"}, "search_files": {}}.get(
+        tool, {"old_text": "a", "new_text": "b"}
+    )
+
+    result = files.call(tool, {"path": "a\ud800.txt", **arguments})
+
+    assert result.error_code == "TOOL_ERROR"
+    assert result.text_content == (
+        f"{tool}: path holds half a character (\\ud800, a lone surrogate) at character 1, "
+        "which UTF-8 cannot hold; send the whole character or leave it out"
+    )
+    assert [entry.name for entry in files.env.cwd.iterdir()] == []
+
+
+def test_a_file_name_that_is_no_utf8_is_read_by_its_escaped_name(files: Harness) -> None:
+    # Such a name (Latin-1 bytes) is listed with its byte as a surrogate (\udce9 for \xe9),
+    # which names the file back: not half a character.
+    (files.env.cwd / os.fsdecode(b"caf\xe9.txt")).write_text("menu\n")
+
+    listed = files.call("search_files", {"glob": "caf*"})
+    read = files.call("read_file", {"path": "caf\udce9.txt"})
+
+    assert listed.structured["matches"] == [{"path": "caf\udce9.txt", "text": "caf\udce9.txt"}]
+    assert read.text_content == "menu\n"

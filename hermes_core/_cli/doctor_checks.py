@@ -146,12 +146,15 @@ def hook_checks(config: Config, env: Environment) -> list[Check]:
     of ``hooks.enabled``/``disabled`` no directory has (``hermes hooks list``'s words)."""
     from hermes_core._cli.enabling import unmatched_names
     from hermes_core._cli.hooks_cmd import shell_rows
-    from hermes_core._hooks.directories import load_hook_directories
+    from hermes_core._hooks.directories import load_failure, load_hook_directories
 
     hint = "hermes hooks list"
     directories, problems = load_hook_directories(
         config, env, strict=False, config_path=env.config_path
     )
+    failed = {d.name: load_failure(d) for d in directories if d.wanted and d.status == "error"}
+    # Each failed directory is said by its own row below, not a second time as a warning.
+    problems = [problem for problem in problems if problem not in failed.values()]
     problems += unmatched_names(
         "hooks",
         (config.hooks.enabled, config.hooks.disabled),
@@ -169,7 +172,7 @@ def hook_checks(config: Config, env: Environment) -> list[Check]:
     for directory in directories:
         count += 1
         if directory.status == "error":
-            message = directory.message or "error"
+            message = failed.get(directory.name) or directory.message or "error"
             found.append(Check("hooks", directory.name, "error", message, hint))
     if not found:
         found.append(Check("hooks", "hooks", "ok", f"{count} hooks, none broken"))

@@ -29,14 +29,19 @@ def print_json(value: Any) -> None:
 
 def result_payload(result: ToolResult) -> dict[str, Any]:
     """The JSON object a bridge tool answered with (its structured content, or its text
-    parsed); empty when it is none."""
+    parsed); empty when it is none. An error that is no answer of the bridge (the approval
+    policy's refusal, a hook's, a timeout) in the shape of the bridge's own errors."""
     if isinstance(result.structured, dict):
         return result.structured
     try:
         parsed = json.loads(result.text_content)
     except ValueError:
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
+        parsed = None
+    if isinstance(parsed, dict):
+        return parsed
+    if result.is_error:
+        return {"error": result.text_content, "code": result.error_code}
+    return {}
 
 
 def print_bridge(result: ToolResult, payload: dict[str, Any], *, as_json: bool) -> None:

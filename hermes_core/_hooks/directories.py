@@ -312,13 +312,16 @@ def load_hook_directories(
             directory.fail(message, traceback.format_exc())
             if strict:
                 raise PluginError(f"hook directory {directory.name}", message) from exc
-    for directory in directories:
-        if directory.wanted and directory.status == "error":
-            warnings.append(
-                f"hook directory {directory.name!r} ({directory.path}) failed to load: "
-                f"{directory.message}; the calls it would see are blocked"
-            )
+    warnings += [load_failure(d) for d in directories if d.wanted and d.status == "error"]
     return directories, warnings
+
+
+def load_failure(directory: HookDirectory) -> str:
+    """The warning for an enabled ``directory`` that failed to load: its calls are blocked."""
+    return (
+        f"hook directory {directory.name!r} ({directory.path}) failed to load: "
+        f"{directory.message}; the calls it would see are blocked"
+    )
 
 
 class HandlerAction:

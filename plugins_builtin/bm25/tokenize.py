@@ -196,8 +196,9 @@ def _hangul_letter() -> re.Pattern[str]:
 
 def _folded_utf8(text: str, separators: bytes) -> bytes:
     """``text`` folded, as UTF-8, each ASCII separator a space (non-ASCII ones are dropped when
-    its words are split: :func:`_unicode_pieces` reads letters, marks and digits only)."""
-    return fold(text).encode().translate(separators)
+    its words are split: :func:`_unicode_pieces` reads letters, marks and digits only); a lone
+    surrogate, which UTF-8 cannot hold, a ``?`` (a separator)."""
+    return fold(text).encode("utf-8", "replace").translate(separators)
 
 
 def _unspaced_pieces(run: str) -> list[str]:
@@ -345,7 +346,8 @@ def raw_text(texts: Sequence[str]) -> bytes:
     folded = separator.join(
         text if text.isascii() else fold(text) for text in joined.split(separator)
     )
-    return (folded + separator).encode().translate(_UTF8_BATCH_SEPARATORS)
+    # A lone surrogate (half a character: JSON allows one) is a "?", a separator.
+    return (folded + separator).encode("utf-8", "replace").translate(_UTF8_BATCH_SEPARATORS)
 
 
 def stem(word: str) -> str:

@@ -7,7 +7,8 @@ workers) reaches :class:`AddressProxy` first. The proxy asks the same rule as ``
 resolution unless the host is allowed) and connects to an address that rule checked, so a
 name that resolves differently a moment later (DNS rebinding) gains nothing. A refused plain
 HTTP request gets a ``403`` marked with :data:`REFUSED_HEADER`; a refused tunnel (``https``,
-``wss``) gets a ``403`` to its ``CONNECT``. Each refusal is kept by ``host:port``
+``ws``, ``wss``) gets a ``403`` to its ``CONNECT``, said as a connection to its ``host:port``
+(the proxy cannot tell which of them it carries). Each refusal is kept by ``host:port``
 (:attr:`AddressProxy.refusals`): Chromium's own background requests come through the proxy
 too, so the browser notes a refusal for the model only when a page's request fails on it.
 """
@@ -126,8 +127,12 @@ class AddressProxy:
                 raise Refused(f"{_shown(target)} is not an http address")
             addresses = await anyio.to_thread.run_sync(self._resolve, url)
         except Refused as exc:
-            self.refusals[origin_key(host or target, port)] = str(exc)
-            await _answer(writer, 403, f"hermes refused this address: {exc}", refused=True)
+            reason = str(exc)
+            if tunnel:  # https, or a WebSocket (ws, wss): a connection, its scheme unknown
+                said = f"refused to fetch {url}"
+                reason = reason.replace(said, f"refused a connection to {target}", 1)
+            self.refusals[origin_key(host or target, port)] = reason
+            await _answer(writer, 403, f"hermes refused this address: {reason}", refused=True)
             return
         upstream = await _connect(addresses or [host], port)
         if upstream is None:

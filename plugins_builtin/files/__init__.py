@@ -10,7 +10,8 @@ hermes' own credentials (``Environment.credential_paths``) are refused wherever 
 Settings (``plugins.entries.files``): ``allow_outside`` (``false``), ``max_read_bytes``
 (100000), ``max_line_bytes`` (16384), ``max_search_results`` (200, also the schema's maximum of
 ``search_files``' ``max_results``), ``search_timeout`` (50
-seconds: a ``search_files`` regex scan still running then stops with an error).
+seconds: a ``search_files`` regex scan still running then stops with an error). A scan whose
+call ends first (its timeout, the caller's cancel) stops at its next line.
 
 Regexes run on the ``regex`` package with a deadline and the GIL released: Python's ``re``
 holds the GIL through a catastrophic backtrack, which no worker-thread timeout can stop.
@@ -24,9 +25,11 @@ import errno
 import io
 import os
 import stat
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 
@@ -163,6 +166,10 @@ class FileTools:
         """``raw`` resolved against the session directory; refused outside the allowed roots."""
         if not raw or "\x00" in raw:
             raise Refused("the path is empty or contains a NUL character")
+        try:
+            os.fsencode(raw)  # an undecodable byte's escape (U+DC80..U+DCFF) names it back
+        except UnicodeEncodeError as exc:
+            raise Refused(_half_character(raw, exc, "path")) from None
         candidate = expand_home(raw, self.settings.home)
         if not candidate.is_absolute():
             candidate = session.cwd / candidate
@@ -215,7 +222,7 @@ class FileTools:
             return await anyio.to_thread.run_sync(self._read_here, session, path, offset, limit)
         try:
             target = self.resolve(session, path)
-            _check_regular(target, path)
+            _check_regular(target, path, "read_file")
             data = (await client.read_text(target)).encode("utf-8")
             _check_text(data[:SNIFF_BYTES], path, "read_file reads")
         except (Refused, OSError) as exc:
@@ -229,7 +236,7 @@ class FileTools:
     def _read_here(self, session: Session, path: str, offset: int, limit: int) -> ToolResult:
         try:
             target = self.resolve(session, path)
-            _check_regular(target, path)
+            _check_regular(target, path, "read_file")
             with target.open("rb") as handle:
                 _check_text(handle.read(SNIFF_BYTES), path, "read_file reads")
                 handle.seek(0)
@@ -396,8 +403,7 @@ class FileTools:
         ``old_text`` found zero or several times. ``current`` is its text as the session's
         client has it (an editor's buffer), else it is read from the disk."""
         target = self.resolve(session, path)
-        if not target.is_file():
-            raise Refused(f"{path} does not exist or is not a regular file")
+        _check_regular(target, path, "patch")
         _check_writable(target, path)
         data = current.encode("utf-8") if current is not None else None
         size = len(data) if data is not None else target.stat().st_size
@@ -434,7 +440,7 @@ class FileTools:
 
     # search_files -----------------------------------------------------------------------------
 
-    def search_files(
+    async def search_files(
         self,
         session: Session,
         pattern: str | None = None,
@@ -444,6 +450,27 @@ class FileTools:
         max_results: int = 50,
     ) -> ToolResult:
         """Files matching ``glob`` and, with ``pattern``, the lines matching that regex."""
+        # The scan runs in a thread no cancellation can stop: when the call ends (a timeout, the
+        # caller's cancel), the event tells it to stop at its next line or file.
+        stop = threading.Event()
+        search = partial(
+            self._search_here, session, pattern, path, glob, ignore_case, max_results, stop
+        )
+        try:
+            return await anyio.to_thread.run_sync(search, abandon_on_cancel=True)
+        finally:
+            stop.set()
+
+    def _search_here(
+        self,
+        session: Session,
+        pattern: str | None,
+        path: str,
+        glob: str | None,
+        ignore_case: bool,
+        max_results: int,
+        stop: threading.Event,
+    ) -> ToolResult:
         if (refused := path_refusal("search_files", path=path)) is not None:
             return refused
         try:
@@ -462,7 +489,7 @@ class FileTools:
                     raise Refused(f"pattern is not a valid regular expression: {exc}") from None
             limit = min(max_results, self.settings.max_search_results)
             deadline = time.monotonic() + self.settings.search_timeout
-            hits, stopped = self._search(session, root, regex, glob, limit, deadline)
+            hits, stopped = self._search(session, root, regex, glob, limit, deadline, stop)
         except (Refused, OSError) as exc:
             return _refused("search_files", exc)
         lines = [hit["text"] for hit in hits]
@@ -483,12 +510,16 @@ class FileTools:
         glob: str | None,
         limit: int,
         deadline: float,
+        stop: threading.Event,
     ) -> tuple[list[dict[str, Any]], str]:
         """The hits, and why the search stopped early (``""`` when it did not)."""
         hits: list[dict[str, Any]] = []
         full = f"stopped after {limit} results"
+        ended = "stopped: the call had ended"  # seen by no one: the call's result is given
         segments = tuple(glob.removeprefix("./").split("/")) if glob else ()
         for scanned, file in enumerate(walk(root)):
+            if stop.is_set():
+                return hits, ended
             if scanned >= SEARCH_MAX_FILES:
                 return hits, f"stopped after looking at {SEARCH_MAX_FILES} files"
             if self.is_credential(file):
@@ -507,6 +538,8 @@ class FileTools:
                 hits.append({"path": shown, "text": shown})
                 continue
             for line_no, line in text_lines(file):
+                if stop.is_set():
+                    return hits, ended
                 try:
                     found = first_match(regex, line, deadline)
                 except TimeoutError:
@@ -531,17 +564,21 @@ def _utf8(text: str, name: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        half = f"\\u{ord(text[exc.start]):04x}"
-        raise Refused(
-            f"{name} holds half a character ({half}, a lone surrogate) at character "
-            f"{exc.start}, which UTF-8 cannot hold; send the whole character or leave it out"
-        ) from None
+        raise Refused(_half_character(text, exc, name)) from None
+
+
+def _half_character(text: str, exc: UnicodeEncodeError, name: str) -> str:
+    half = f"\\u{ord(text[exc.start]):04x}"
+    return (
+        f"{name} holds half a character ({half}, a lone surrogate) at character {exc.start}, "
+        "which UTF-8 cannot hold; send the whole character or leave it out"
+    )
 
 
 def _special_kind(mode: int) -> str:
     """What a file of ``mode`` is when it is neither a regular file nor a directory, else ``""``."""
     kinds = (
-        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
         (stat.S_ISCHR, "a character device"),
         (stat.S_ISBLK, "a block device"),
         (stat.S_ISSOCK, "a socket"),
@@ -549,11 +586,19 @@ def _special_kind(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "")
 
 
-def _check_regular(target: Path, raw: str) -> None:
-    """Refuse a path that is not a regular file, saying what it is when it is a directory."""
+def _check_regular(target: Path, raw: str, tool: str) -> None:
+    """Refuse a path that is not a regular file, saying what it is (a directory, a FIFO, a
+    device...) when it exists."""
     if target.is_dir():
         raise Refused(f"{raw} is a directory; list it with search_files (path and glob)")
-    if not target.is_file():
+    try:
+        mode = target.stat().st_mode
+    except OSError:
+        mode = 0
+    if kind := _special_kind(mode):
+        verb = "edits" if tool == "patch" else "reads"
+        raise Refused(f"{raw} is {kind}, not a regular file; {tool} {verb} regular files only")
+    if not stat.S_ISREG(mode):
         raise Refused(f"{raw} does not exist or is not a regular file")
 
 

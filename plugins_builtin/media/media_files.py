@@ -88,7 +88,8 @@ def placed(made: Path, target: Path, raw: str) -> None:
 def _copied(made: Path, target: Path, raw: str) -> None:
     """``made`` copied to a new file ``target``, made only where no file is (``O_EXCL``: a
     check, then a rename, replaced a file written between the two), with the same permission
-    bits and on the disk before it is said saved; a copy that fails is removed."""
+    bits and on the disk before it is said saved; a copy that fails is removed (a
+    :class:`MediaRefused` saying why)."""
     import shutil
 
     mode = stat.S_IMODE(made.stat().st_mode)
@@ -102,6 +103,9 @@ def _copied(made: Path, target: Path, raw: str) -> None:
             shutil.copyfileobj(source, stream)
             stream.flush()
             os.fsync(stream.fileno())
-    except BaseException:
+    except BaseException as exc:
         target.unlink(missing_ok=True)  # this call's own new file, never another's
+        if isinstance(exc, OSError):  # a full disk, a file size limit, a share gone away
+            why = exc.strerror or str(exc)
+            raise MediaRefused(f"could not write {raw}: {why}; nothing was saved") from None
         raise

@@ -247,7 +247,7 @@ async def _spoken(
             structured["seconds"] = round(await anyio.to_thread.run_sync(wav_seconds, made), 3)
         if path:
             placed(made, target, path)
-    except MediaRefused as exc:
+    except (MediaRefused, OSError) as exc:
         made.unlink(missing_ok=True)
         return ToolResult.error("TOOL_ERROR", f"text_to_speech: {exc}")
     said = f" ({structured['seconds']:.1f} s)" if "seconds" in structured else ""

@@ -10,7 +10,9 @@ whatever call hermes makes to give its file that name: another program's write j
 from __future__ import annotations
 
 import errno
+import json
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -140,3 +142,47 @@ def test_an_image_without_hard_links_is_saved_as_with_them(
     )
     assert (work / "c-2.png").read_bytes() == b"precious"
     assert sorted(path.name for path in work.iterdir()) == ["a.png", "b.png", "c-2.png"]
+
+
+_FULL_DISK_CLI = """
+import errno, os, resource, runpy, signal, sys
+
+def no_link(*args, **kwargs):
+    raise PermissionError(errno.EPERM, "Operation not permitted")
+
+os.link = no_link
+# No disk fills here: a file size limit fails the copy's write as a full disk would (ENOSPC
+# and EFBIG reach the tool alike), the command below lifting it for its own file.
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (65536, resource.RLIM_INFINITY))
+sys.argv = ["hermes", *sys.argv[1:]]
+runpy.run_module("hermes_core", run_name="__main__")
+"""
+
+
+@pytest.mark.subprocess
+def test_speech_whose_copy_fails_is_one_line_and_leaves_nothing(tmp_path: Path, work: Path) -> None:
+    """Without hard links the speech is copied to its name; a copy that failed (a full disk)
+    was the generic `text_to_speech failed: OSError: ...`, unlike image_generate's."""
+    home = tmp_path / "home"
+    home.mkdir()
+    command = "sh -c 'ulimit -f unlimited; head -c 200000 /dev/zero > \"$1\"' sh {output}"
+    media = f"      tts_command: {json.dumps(command)}\n      tts_format: txt\n"
+    (home / "config.yaml").write_text(f"plugins:\n  entries:\n    media:\n{media}")
+    arguments = '{"text": "hello", "path": "hello.txt"}'
+    done = subprocess.run(
+        [sys.executable, "-c", _FULL_DISK_CLI, "tools", "call", "text_to_speech", arguments],
+        cwd=work,
+        env={**os.environ, "HERMES_HOME": str(home), "HERMES_CACHE_DIR": str(tmp_path / "c")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == ""
+    assert done.stderr == (
+        "error (TOOL_ERROR): text_to_speech: could not write hello.txt: File too large; "
+        "nothing was saved\n"
+    )
+    assert list(work.iterdir()) == []

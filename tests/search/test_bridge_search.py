@@ -319,3 +319,21 @@ def test_a_limit_that_is_no_number_is_quoted_as_the_model_wrote_it() -> None:
     assert _search(search, ["github"], "many")["error"] == (
         'limit must be a whole number such as 5, not "many"'
     )
+
+
+def test_a_description_holding_a_lone_surrogate_is_searched_as_the_others() -> None:
+    # A plugin's description with half a character (\ud83d, JSON allows it) failed every
+    # search: "tool_search failed: UnicodeEncodeError", the other tools unreachable too.
+    registry = registry_of(
+        [
+            plugin_tool("weather", "forecast", "Weather forecast \ud83d for a city."),
+            plugin_tool("weather", "alerts", "Storm alerts for a région \ud83d."),
+            mcp_tool("slack", "post_message", "Post a message to a Slack channel."),
+        ]
+    )
+    search = tool_search(registry)
+
+    answer = _search(search, ["forecast", "storm alerts", "slack message", "city \ud800"])
+
+    matches = [entry["matches"][:1] for entry in answer["results"]]
+    assert matches == [["forecast"], ["alerts"], ["mcp__slack__post_message"], ["forecast"]]

@@ -11,6 +11,7 @@ import httpx
 import pytest
 from browser_site import Site
 
+from plugins_builtin.browser.addresses import address_rule
 from plugins_builtin.browser.guard import REFUSED_HEADER, AddressProxy, Refused
 
 pytestmark = pytest.mark.anyio
@@ -127,3 +128,21 @@ async def test_a_kept_alive_connection_carries_no_second_request_to_the_first_or
     assert b"keep-alive" not in answers.lower()
     if interim:  # an early hint still reaches the page
         assert b"Link: </a.css>" in answers
+
+
+async def test_a_refused_tunnel_is_said_as_a_connection_not_as_an_https_fetch() -> None:
+    # A CONNECT carries a WebSocket (ws or wss) as well as https: the refusal read "refused to
+    # fetch https://10.9.9.9:80/", a fetch and a scheme the page never asked for.
+    proxy = AddressProxy(address_rule(()))
+    address = await proxy.start()
+    try:
+        answer = await _exchange(address, [b"CONNECT 10.9.9.9:80 HTTP/1.1\r\n\r\n"])
+    finally:
+        await proxy.close()
+
+    assert answer.startswith(b"HTTP/1.1 403 ")
+    reason = proxy.refusals["10.9.9.9:80"]
+    assert reason.startswith(
+        "refused a connection to 10.9.9.9:80: 10.9.9.9 is a private (10.0.0.0/8) address."
+    )
+    assert "https" not in reason
