@@ -698,3 +698,32 @@ def test_a_file_name_that_is_no_utf8_is_read_by_its_escaped_name(files: Harness)
 
     assert listed.structured["matches"] == [{"path": "caf\udce9.txt", "text": "caf\udce9.txt"}]
     assert read.text_content == "menu\n"
+
+
+def test_search_files_reads_braces_negation_and_anchors_as_ripgrep_does(files: Harness) -> None:
+    root = files.env.cwd
+    for name in ("top.py", "a.ts", "b.tsx", "src/a.py", "src/pkg/b.py", "lib/src/c.py"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).touch()
+
+    def listed(glob: str) -> list[str]:
+        result = files.call("search_files", {"glob": glob})
+        assert not result.is_error, result.text_content
+        return [m["path"] for m in result.structured["matches"]]
+
+    # Each of these matched nothing, and "no matches" told the model there were no such files.
+    assert listed("*.{ts,tsx}") == ["a.ts", "b.tsx"]
+    assert listed("{src,lib}/**/*.py") == ["lib/src/c.py", "src/a.py", "src/pkg/b.py"]
+    assert listed("!*.py") == ["a.ts", "b.tsx"]
+    assert listed("/top.py") == ["top.py"]
+    assert listed("/src/*.py") == ["src/a.py"]
+    assert listed("src/") == ["src/a.py", "src/pkg/b.py"]
+
+
+def test_search_files_refuses_a_glob_of_too_many_alternatives_at_once(files: Harness) -> None:
+    (files.env.cwd / "a.py").touch()
+
+    result = files.call("search_files", {"glob": "{a,b}" * 30 + ".py"})
+
+    assert result.error_code == "TOOL_ERROR"
+    assert "alternatives" in result.text_content
