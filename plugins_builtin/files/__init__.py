@@ -47,9 +47,9 @@ from hermes_core.plugin import PluginContext, Session, Tool, ToolAnnotations, To
 from .scan import (
     SEARCH_MAX_FILES,
     SNIFF_BYTES,
+    Glob,
     around_match,
     first_match,
-    glob_matches,
     read_lines,
     text_lines,
     walk,
@@ -487,9 +487,13 @@ class FileTools:
                     )
                 except (regex_engine.error, ValueError, OverflowError) as exc:
                     raise Refused(f"pattern is not a valid regular expression: {exc}") from None
+            try:
+                selected = Glob.parse(glob) if glob else None
+            except ValueError as exc:
+                raise Refused(str(exc)) from None
             limit = min(max_results, self.settings.max_search_results)
             deadline = time.monotonic() + self.settings.search_timeout
-            hits, stopped = self._search(session, root, regex, glob, limit, deadline, stop)
+            hits, stopped = self._search(session, root, regex, selected, limit, deadline, stop)
         except (Refused, OSError) as exc:
             return _refused("search_files", exc)
         lines = [hit["text"] for hit in hits]
@@ -507,7 +511,7 @@ class FileTools:
         session: Session,
         root: Path,
         regex: regex_engine.Pattern[str] | None,
-        glob: str | None,
+        glob: Glob | None,
         limit: int,
         deadline: float,
         stop: threading.Event,
@@ -516,7 +520,6 @@ class FileTools:
         hits: list[dict[str, Any]] = []
         full = f"stopped after {limit} results"
         ended = "stopped: the call had ended"  # seen by no one: the call's result is given
-        segments = tuple(glob.removeprefix("./").split("/")) if glob else ()
         for scanned, file in enumerate(walk(root)):
             if stop.is_set():
                 return hits, ended
@@ -530,7 +533,7 @@ class FileTools:
                 except Refused:
                     continue  # a link inside leading outside: not ours to read
             shown = self.shown(session, file)
-            if glob and not glob_matches(segments, file, root, shown):
+            if glob is not None and not glob.matches(file, root, shown):
                 continue
             if regex is None:
                 if len(hits) >= limit:
@@ -737,7 +740,8 @@ def build_tools(settings: FileSettings) -> Sequence[Tool]:
             name="search_files",
             description=(
                 "Find files by glob ('*.py': by name, at any depth; 'src/**/*.py': by path, ** "
-                "for any directories) and, with `pattern`, lines matching a regular expression. "
+                "for any directories; '*.{ts,tsx}', '!*.md' for all but those) and, with "
+                "`pattern`, lines matching a regular expression. "
                 "Output is bounded by max_results."
             ),
             parameters={
