@@ -727,3 +727,39 @@ def test_search_files_refuses_a_glob_of_too_many_alternatives_at_once(files: Har
 
     assert result.error_code == "TOOL_ERROR"
     assert "alternatives" in result.text_content
+
+
+def test_a_write_in_place_that_cannot_grow_the_file_leaves_it_as_it_was(tmp_path: Path) -> None:
+    """No disk fills here: a file size limit (RLIMIT_FSIZE) fails the write as a full disk
+    does, in the process of the command alone. A file with two hard links is written in
+    place (no temporary file to throw away), so a write failing half-way left half of it."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    project = tmp_path / "project"
+    project.mkdir()
+    target = project / "notes.txt"
+    target.write_text("old notes\n")
+    os.link(target, project / "notes-link.txt")
+    variables = {**os.environ, "HOME": str(tmp_path), "HERMES_HOME": str(tmp_path / "hermes")}
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+
+    arguments = '{"path": "notes.txt", "content": "%s"}' % ("new " * 25000)
+    done = subprocess.run(
+        [sys.executable, "-m", "hermes_core", "tools", "call", "write_file", arguments, "--yes"],
+        env=variables,
+        cwd=project,
+        preexec_fn=small_files,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert done.returncode != 0
+    assert "write_file: " in done.stderr + done.stdout
+    assert target.read_text() == "old notes\n"
