@@ -763,3 +763,32 @@ def test_a_write_in_place_that_cannot_grow_the_file_leaves_it_as_it_was(tmp_path
     assert done.returncode != 0
     assert f"write_file: OSError: File too large: {target}" in done.stderr
     assert target.read_text() == "old notes\n"
+
+
+def test_a_credential_by_another_name_is_refused_too(tmp_path: Path) -> None:
+    """A hard link in the project to ~/.hermes/.env (or, on a case-insensitive file system,
+    ~/.hermes/.ENV: the same file under a name no path comparison sees) is the same file."""
+    project = tmp_path / "project"
+    project.mkdir()
+    hermes_home = tmp_path / "me" / ".hermes"
+    hermes_home.mkdir(parents=True)
+    env = Environment(
+        home=hermes_home,
+        cwd=project,
+        variables={**make_env(tmp_path).variables, "HOME": str(tmp_path / "me")},
+    )
+    env.dotenv_path.write_text("OPENAI_API_KEY=sk-dotenv\n")
+    os.link(env.dotenv_path, project / "keys.txt")
+    harness = build_harness(tmp_path, config=WRITE_OK, env=env)
+    try:
+        read = harness.call("read_file", {"path": "keys.txt"})
+        found = harness.call("search_files", {"pattern": "sk-"})
+        written = harness.call("write_file", {"path": "keys.txt", "content": "X=1\n"})
+    finally:
+        harness.close()
+
+    for result in (read, written):
+        assert result.error_code == "TOOL_ERROR"
+        assert "keys.txt is one of hermes' credentials (.env)" in result.text_content
+    assert found.structured["matches"] == []
+    assert env.dotenv_path.read_text() == "OPENAI_API_KEY=sk-dotenv\n"
