@@ -792,3 +792,34 @@ def test_a_credential_by_another_name_is_refused_too(tmp_path: Path) -> None:
         assert "keys.txt is one of hermes' credentials (.env)" in result.text_content
     assert found.structured["matches"] == []
     assert env.dotenv_path.read_text() == "OPENAI_API_KEY=sk-dotenv\n"
+
+
+def test_the_keys_of_the_users_other_hermes_homes_are_refused_too(tmp_path: Path) -> None:
+    """hermes started in the home directory with HERMES_HOME naming another home: ~/.hermes
+    still holds the user's keys, and ~/.hermes/projects/<tag> the sign-ins of the homes
+    that lie in projects (their data_home)."""
+    me = tmp_path / "me"
+    default = me / ".hermes"
+    (default / "projects" / "hermes-3f2a9c1b7d4e").mkdir(parents=True)
+    (default / ".env").write_text("OPENAI_API_KEY=sk-default\n")
+    (default / "projects" / "hermes-3f2a9c1b7d4e" / "auth.json").write_text('{"t": "sk-gated"}')
+    env = Environment(
+        home=tmp_path / "other-home",
+        cwd=me,
+        variables={**make_env(tmp_path).variables, "HOME": str(me)},
+        user_home=me,
+    )
+    harness = build_harness(tmp_path, config=WRITE_OK, env=env)
+    try:
+        reads = [
+            harness.call("read_file", {"path": "~/.hermes/.env"}),
+            harness.call("read_file", {"path": ".hermes/projects/hermes-3f2a9c1b7d4e/auth.json"}),
+        ]
+        found = harness.call("search_files", {"pattern": "sk-"})
+    finally:
+        harness.close()
+
+    for result in reads:
+        assert result.error_code == "TOOL_ERROR"
+        assert "one of hermes' credentials" in result.text_content
+    assert found.structured["matches"] == []
