@@ -125,13 +125,25 @@ class Environment:
     def credential_paths(self) -> tuple[Path, ...]:
         """hermes' own credentials, which the file tools neither read nor write: the
         :attr:`dotenv_path`, :attr:`connectors_auth_path`, :attr:`serve_token_path` and
-        :attr:`mcp_tokens_dir`."""
-        return (
+        :attr:`mcp_tokens_dir`; and the same of the user's other homes, which are keys all
+        the same: the user's ``~/.hermes`` (when ``HERMES_HOME`` names another) and each
+        folder of ``~/.hermes/projects`` (the :attr:`data_home` of a home in a project)."""
+        paths = [
             self.dotenv_path,
             self.connectors_auth_path,
             self.serve_token_path,
             self.mcp_tokens_dir,
-        )
+        ]
+        if self.user_home is not None:
+            default = self.user_home / ".hermes"
+            try:
+                gated = sorted(p for p in (default / "projects").iterdir() if p.is_dir())
+            except OSError:  # none yet, or out of reach
+                gated = []
+            for folder in (default, *gated):
+                paths += [folder / ".env", folder / "auth.json", folder / "serve-token"]
+                paths.append(folder / "mcp-auth")
+        return tuple(dict.fromkeys(paths))
 
     @property
     def hooks_dir(self) -> Path:

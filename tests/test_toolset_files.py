@@ -698,3 +698,128 @@ def test_a_file_name_that_is_no_utf8_is_read_by_its_escaped_name(files: Harness)
 
     assert listed.structured["matches"] == [{"path": "caf\udce9.txt", "text": "caf\udce9.txt"}]
     assert read.text_content == "menu\n"
+
+
+def test_search_files_reads_braces_negation_and_anchors_as_ripgrep_does(files: Harness) -> None:
+    root = files.env.cwd
+    for name in ("top.py", "a.ts", "b.tsx", "src/a.py", "src/pkg/b.py", "lib/src/c.py"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).touch()
+
+    def listed(glob: str) -> list[str]:
+        result = files.call("search_files", {"glob": glob})
+        assert not result.is_error, result.text_content
+        return [m["path"] for m in result.structured["matches"]]
+
+    # Each of these matched nothing, and "no matches" told the model there were no such files.
+    assert listed("*.{ts,tsx}") == ["a.ts", "b.tsx"]
+    assert listed("{src,lib}/**/*.py") == ["lib/src/c.py", "src/a.py", "src/pkg/b.py"]
+    assert listed("!*.py") == ["a.ts", "b.tsx"]
+    assert listed("/top.py") == ["top.py"]
+    assert listed("/src/*.py") == ["src/a.py"]
+    assert listed("src/") == ["src/a.py", "src/pkg/b.py"]
+
+
+def test_search_files_refuses_a_glob_of_too_many_alternatives_at_once(files: Harness) -> None:
+    (files.env.cwd / "a.py").touch()
+
+    result = files.call("search_files", {"glob": "{a,b}" * 30 + ".py"})
+
+    assert result.error_code == "TOOL_ERROR"
+    assert "alternatives" in result.text_content
+
+
+def test_a_write_in_place_that_cannot_grow_the_file_leaves_it_as_it_was(tmp_path: Path) -> None:
+    """No disk fills here: a file size limit (RLIMIT_FSIZE) fails the write as a full disk
+    does, in the process of the command alone. A file with two hard links is written in
+    place (no temporary file to throw away), so a write failing half-way left half of it."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    project = tmp_path / "project"
+    project.mkdir()
+    target = project / "notes.txt"
+    target.write_text("old notes\n")
+    os.link(target, project / "notes-link.txt")
+    variables = {**os.environ, "HOME": str(tmp_path), "HERMES_HOME": str(tmp_path / "hermes")}
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+
+    arguments = '{"path": "notes.txt", "content": "%s"}' % ("new " * 25000)
+    done = subprocess.run(
+        [sys.executable, "-m", "hermes_core", "tools", "call", "write_file", arguments, "--yes"],
+        env=variables,
+        cwd=project,
+        preexec_fn=small_files,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert done.returncode != 0
+    assert f"write_file: OSError: File too large: {target}" in done.stderr
+    assert target.read_text() == "old notes\n"
+
+
+def test_a_credential_by_another_name_is_refused_too(tmp_path: Path) -> None:
+    """A hard link in the project to ~/.hermes/.env (or, on a case-insensitive file system,
+    ~/.hermes/.ENV: the same file under a name no path comparison sees) is the same file."""
+    project = tmp_path / "project"
+    project.mkdir()
+    hermes_home = tmp_path / "me" / ".hermes"
+    hermes_home.mkdir(parents=True)
+    env = Environment(
+        home=hermes_home,
+        cwd=project,
+        variables={**make_env(tmp_path).variables, "HOME": str(tmp_path / "me")},
+    )
+    env.dotenv_path.write_text("OPENAI_API_KEY=sk-dotenv\n")
+    os.link(env.dotenv_path, project / "keys.txt")
+    harness = build_harness(tmp_path, config=WRITE_OK, env=env)
+    try:
+        read = harness.call("read_file", {"path": "keys.txt"})
+        found = harness.call("search_files", {"pattern": "sk-"})
+        written = harness.call("write_file", {"path": "keys.txt", "content": "X=1\n"})
+    finally:
+        harness.close()
+
+    for result in (read, written):
+        assert result.error_code == "TOOL_ERROR"
+        assert "keys.txt is one of hermes' credentials (.env)" in result.text_content
+    assert found.structured["matches"] == []
+    assert env.dotenv_path.read_text() == "OPENAI_API_KEY=sk-dotenv\n"
+
+
+def test_the_keys_of_the_users_other_hermes_homes_are_refused_too(tmp_path: Path) -> None:
+    """hermes started in the home directory with HERMES_HOME naming another home: ~/.hermes
+    still holds the user's keys, and ~/.hermes/projects/<tag> the sign-ins of the homes
+    that lie in projects (their data_home)."""
+    me = tmp_path / "me"
+    default = me / ".hermes"
+    (default / "projects" / "hermes-3f2a9c1b7d4e").mkdir(parents=True)
+    (default / ".env").write_text("OPENAI_API_KEY=sk-default\n")
+    (default / "projects" / "hermes-3f2a9c1b7d4e" / "auth.json").write_text('{"t": "sk-gated"}')
+    env = Environment(
+        home=tmp_path / "other-home",
+        cwd=me,
+        variables={**make_env(tmp_path).variables, "HOME": str(me)},
+        user_home=me,
+    )
+    harness = build_harness(tmp_path, config=WRITE_OK, env=env)
+    try:
+        reads = [
+            harness.call("read_file", {"path": "~/.hermes/.env"}),
+            harness.call("read_file", {"path": ".hermes/projects/hermes-3f2a9c1b7d4e/auth.json"}),
+        ]
+        found = harness.call("search_files", {"pattern": "sk-"})
+    finally:
+        harness.close()
+
+    for result in reads:
+        assert result.error_code == "TOOL_ERROR"
+        assert "one of hermes' credentials" in result.text_content
+    assert found.structured["matches"] == []

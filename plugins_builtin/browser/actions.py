@@ -33,7 +33,14 @@ from . import STATE_KEY
 from .chromium import ChromiumMissing, launch_failure
 from .driver import BrowserError, DriverSettings, SessionBrowser
 from .guard import REFUSED_HEADER, Refused, Resolve, scheme_refusal
-from .loading import BrowserRefused, failure, first_line, navigation_failure, settle
+from .loading import (
+    BrowserRefused,
+    failure,
+    first_line,
+    navigated,
+    navigation_failure,
+    settle,
+)
 
 if TYPE_CHECKING:
     from playwright.async_api import FloatRect
@@ -83,7 +90,9 @@ class BrowserActions:
 
     async def _goto(self, browser: SessionBrowser, url: str) -> ToolResult:
         try:
-            response = await browser.page.goto(url, wait_until="domcontentloaded")
+            response = await navigated(
+                browser, browser.page.goto(url, wait_until="domcontentloaded")
+            )
         except Exception as exc:
             raise await navigation_failure(browser, f"loading {url}", exc, url=url) from exc
         if response is not None and response.headers.get(REFUSED_HEADER.lower()):
@@ -153,7 +162,7 @@ class BrowserActions:
 
         async def act(browser: SessionBrowser) -> ToolResult:
             try:
-                went = await browser.page.go_back(wait_until="domcontentloaded")
+                went = await navigated(browser, browser.page.go_back(wait_until="domcontentloaded"))
             except Exception as exc:
                 raise await navigation_failure(browser, "going back", exc) from exc
             if went is None and browser.page.url in ("", "about:blank"):

@@ -39,6 +39,7 @@ __all__ = ["BrowserError", "DriverSettings", "SessionBrowser"]
 _CLOSE_SECONDS = 15.0
 _LAUNCH_SECONDS = 60.0
 _MAX_NOTES = 20
+_STOP_SECONDS = 5.0
 _BACKGROUND: set[asyncio.Task[None]] = set()
 """Clean-up tasks still running (the loop keeps only weak references to its tasks)."""
 
@@ -73,6 +74,8 @@ class SessionBrowser:
     lock: anyio.Lock = field(default_factory=anyio.Lock)
     crashed: bool = False
     """Whether the page's renderer crashed (Playwright's ``crash`` event)."""
+    stuck: bool = False
+    """Whether the page's loading could not be stopped (:meth:`stop_loading`)."""
     navigation_timeout: float = 30.0
     """Seconds a navigation may take (:attr:`DriverSettings.navigation_timeout`)."""
     document: tuple[str, str] = ("", "")
@@ -129,6 +132,8 @@ class SessionBrowser:
             return "the session's Chromium stopped (it crashed or was killed)"
         if self.crashed or self.page.is_closed():
             return "the session's page crashed or was killed (Chromium's renderer stopped)"
+        if self.stuck:
+            return "the session's page no longer answers (its loading could not be stopped)"
         return None
 
     def _on_crash(self, page: Page) -> None:
@@ -138,12 +143,15 @@ class SessionBrowser:
         """Stop the page's loading (a navigation past its timeout), as the browser's stop
         button does: Playwright's snapshots and clicks wait on a navigation still going, and
         ``window.stop()`` is a script of the page, which waits too."""
-        with contextlib.suppress(Exception):
+        with anyio.move_on_after(_STOP_SECONDS) as waiting, contextlib.suppress(Exception):
             devtools = await self.context.new_cdp_session(self.page)
             try:
                 await devtools.send("Page.stopLoading")
             finally:
                 await devtools.detach()
+        # A page that cannot be stopped (it opens dialogs without end) is put away as a
+        # crashed one is: the next browser_navigate starts a new browser.
+        self.stuck = self.stuck or waiting.cancelled_caught
 
     def note(self, text: str) -> None:
         """Keep ``text`` for the next result (at most a few dozen notes between two results)."""

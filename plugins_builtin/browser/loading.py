@@ -7,6 +7,8 @@ page Chromium shows after a failed one, and a Playwright error as one line the m
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Awaitable
+from typing import TypeVar
 
 import anyio
 
@@ -18,6 +20,7 @@ __all__ = [
     "error_page_shown",
     "failure",
     "first_line",
+    "navigated",
     "navigation_failure",
     "settle",
     "timed_out",
@@ -25,6 +28,23 @@ __all__ = [
 
 _QUIET_MS = 3000
 _ERROR_PAGE_MS = 2000
+_GRACE_SECONDS = 2.0
+"""How long past ``navigation_timeout`` a navigation is waited for before hermes stops it."""
+
+T = TypeVar("T")
+
+
+async def navigated(browser: SessionBrowser, going: Awaitable[T]) -> T:
+    """``going``, a navigation of Playwright's (``goto``, ``go_back``), given up a moment past
+    ``navigation_timeout`` as a :class:`TimeoutError`: Playwright's own timeout never fires on
+    a page opening dialogs without end, and the call waited for the host's limit."""
+    try:
+        with anyio.fail_after(browser.navigation_timeout + _GRACE_SECONDS):
+            return await going
+    except TimeoutError:
+        raise TimeoutError(
+            f"no answer within navigation_timeout ({browser.navigation_timeout:g} s)"
+        ) from None
 
 
 async def error_page_shown(browser: SessionBrowser, exc: Exception) -> None:
@@ -56,7 +76,8 @@ async def settle(browser: SessionBrowser) -> None:
             await browser.page.evaluate("document.readyState")
     if waiting.cancelled_caught:  # a slow page: stopped, to show what is there
         await browser.stop_loading()
-        browser.note(f"the page had not finished loading at navigation_timeout; {STOPPED}")
+        then = browser.stopped() if browser.stuck else STOPPED
+        browser.note(f"the page had not finished loading at navigation_timeout; {then}")
 
 
 def failure(
@@ -101,6 +122,8 @@ async def navigation_failure(
     if not timed_out(exc):
         return said
     await browser.stop_loading()
+    if browser.stuck:  # the call's error says so, and how to go on
+        return said
     return BrowserError(f"{said}\n{STOPPED}")
 
 

@@ -47,9 +47,9 @@ from hermes_core.plugin import PluginContext, Session, Tool, ToolAnnotations, To
 from .scan import (
     SEARCH_MAX_FILES,
     SNIFF_BYTES,
+    Glob,
     around_match,
     first_match,
-    glob_matches,
     read_lines,
     text_lines,
     walk,
@@ -182,10 +182,10 @@ class FileTools:
                 f"{raw} is a symbolic link that loops (or its path goes through one); point "
                 "the link at a real file or remove it"
             ) from None
-        if self.is_credential(resolved):
+        if (credential := self.credential_of(resolved)) is not None:
             raise Refused(
-                f"{raw} is one of hermes' credentials ({resolved.name}); the file tools neither "
-                "read nor write them: ask the user to do what is needed there"
+                f"{raw} is one of hermes' credentials ({credential.name}); the file tools "
+                "neither read nor write them: ask the user to do what is needed there"
             )
         if self.settings.allow_anywhere:
             return resolved
@@ -197,9 +197,37 @@ class FileTools:
             "unless plugins.entries.files.allow_outside allows more"
         )
 
-    def is_credential(self, path: Path) -> bool:
-        """Whether the resolved ``path`` is, or lies in, one of hermes' credentials."""
-        return any(path == item or path.is_relative_to(item) for item in self.settings.credentials)
+    def credential_of(
+        self, path: Path, files: dict[tuple[int, int], Path] | None = None
+    ) -> Path | None:
+        """The credential of hermes' the resolved ``path`` is or lies in, else ``None``: by
+        its path, or as the same file (``files``: :meth:`credential_files`) by another name,
+        which no path comparison sees (a hard link; ``.ENV`` on a case-insensitive file
+        system)."""
+        for item in self.settings.credentials:
+            if path == item or path.is_relative_to(item):
+                return item
+        files = self.credential_files() if files is None else files
+        if not files:
+            return None
+        try:
+            status = path.stat()
+        except OSError:  # nothing there (a file to create) or out of reach: no file of hermes'
+            return None
+        return files.get((status.st_dev, status.st_ino))
+
+    def credential_files(self) -> dict[tuple[int, int], Path]:
+        """The credentials there are now, by device and inode (``mcp-auth`` and its files)."""
+        found: dict[tuple[int, int], Path] = {}
+        for item in self.settings.credentials:
+            try:
+                inside = list(item.iterdir()) if item.is_dir() else []
+                for path in (item, *inside):
+                    status = path.stat()
+                    found[(status.st_dev, status.st_ino)] = item
+            except OSError:
+                continue
+        return found
 
     def shown(self, session: Session, path: Path) -> str:
         """``path`` relative to the session directory when it is inside it."""
@@ -487,9 +515,13 @@ class FileTools:
                     )
                 except (regex_engine.error, ValueError, OverflowError) as exc:
                     raise Refused(f"pattern is not a valid regular expression: {exc}") from None
+            try:
+                selected = Glob.parse(glob) if glob else None
+            except ValueError as exc:
+                raise Refused(str(exc)) from None
             limit = min(max_results, self.settings.max_search_results)
             deadline = time.monotonic() + self.settings.search_timeout
-            hits, stopped = self._search(session, root, regex, glob, limit, deadline, stop)
+            hits, stopped = self._search(session, root, regex, selected, limit, deadline, stop)
         except (Refused, OSError) as exc:
             return _refused("search_files", exc)
         lines = [hit["text"] for hit in hits]
@@ -507,7 +539,7 @@ class FileTools:
         session: Session,
         root: Path,
         regex: regex_engine.Pattern[str] | None,
-        glob: str | None,
+        glob: Glob | None,
         limit: int,
         deadline: float,
         stop: threading.Event,
@@ -516,13 +548,13 @@ class FileTools:
         hits: list[dict[str, Any]] = []
         full = f"stopped after {limit} results"
         ended = "stopped: the call had ended"  # seen by no one: the call's result is given
-        segments = tuple(glob.removeprefix("./").split("/")) if glob else ()
+        credentials = self.credential_files()
         for scanned, file in enumerate(walk(root)):
             if stop.is_set():
                 return hits, ended
             if scanned >= SEARCH_MAX_FILES:
                 return hits, f"stopped after looking at {SEARCH_MAX_FILES} files"
-            if self.is_credential(file):
+            if self.credential_of(file, credentials) is not None:
                 continue  # under a resolved root, only a link (below) hides where it leads
             if file.is_symlink():
                 try:
@@ -530,7 +562,7 @@ class FileTools:
                 except Refused:
                     continue  # a link inside leading outside: not ours to read
             shown = self.shown(session, file)
-            if glob and not glob_matches(segments, file, root, shown):
+            if glob is not None and not glob.matches(file, root, shown):
                 continue
             if regex is None:
                 if len(hits) >= limit:
@@ -737,7 +769,8 @@ def build_tools(settings: FileSettings) -> Sequence[Tool]:
             name="search_files",
             description=(
                 "Find files by glob ('*.py': by name, at any depth; 'src/**/*.py': by path, ** "
-                "for any directories) and, with `pattern`, lines matching a regular expression. "
+                "for any directories; '*.{ts,tsx}', '!*.md' for all but those) and, with "
+                "`pattern`, lines matching a regular expression. "
                 "Output is bounded by max_results."
             ),
             parameters={

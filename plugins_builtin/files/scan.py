@@ -9,6 +9,7 @@ import os
 import stat
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -55,14 +56,95 @@ def read_lines(handle: BinaryIO, max_line: int) -> Iterator[tuple[bytes, bool]]:
             yield line, False
 
 
-def glob_matches(segments: tuple[str, ...], file: Path, root: Path, shown: str) -> bool:
-    """Whether ``file`` matches the glob split into ``segments``: one segment (``*.py``) is
-    matched against the file's name, several against its path relative to the searched
-    ``root`` or to the working directory (``shown``). ``**`` is any number of directories,
+GLOB_MAX_ALTERNATIVES = 256
+"""How many globs a glob's braces may stand for (``{a,b}{c,d}`` is four)."""
+
+
+@dataclass(frozen=True)
+class Glob:
+    """A ``search_files`` glob read as ripgrep reads it: ``{a,b}`` alternatives, a leading
+    ``!`` for the files it does not match, a leading ``/`` anchoring it to the searched path
+    (or the working directory), a trailing ``/`` meaning everything under that directory."""
+
+    alternatives: tuple[tuple[str, ...], ...]
+    negated: bool = False
+    anchored: bool = False
+
+    @classmethod
+    def parse(cls, text: str) -> Glob:
+        """``text`` read; ``ValueError`` when its braces stand for too many globs."""
+        negated = text.startswith("!")
+        text = text.removeprefix("!")
+        anchored = text.startswith("/")
+        text = text.lstrip("/").removeprefix("./")
+        if text.endswith("/"):
+            text += "**"
+        expanded = _expand_braces(text)
+        return cls(tuple(tuple(one.split("/")) for one in expanded), negated, anchored)
+
+    def matches(self, file: Path, root: Path, shown: str) -> bool:
+        """Whether ``file`` (``shown`` relative to the working directory) is one this glob
+        selects: a glob of one name without ``/`` (``*.py``) is matched against the file's name
+        at any depth, any other against its path."""
+        found = any(self._one(segments, file, root, shown) for segments in self.alternatives)
+        return found != self.negated
+
+    def _one(self, segments: tuple[str, ...], file: Path, root: Path, shown: str) -> bool:
+        if len(segments) == 1 and not self.anchored:
+            return fnmatch.fnmatchcase(file.name, segments[0])
+        return _path_matches(segments, file, root, shown)
+
+
+def _expand_braces(text: str) -> list[str]:
+    """``text`` with its ``{a,b}`` groups expanded, outermost first, as a shell does;
+    ``ValueError`` past :data:`GLOB_MAX_ALTERNATIVES`. A ``{`` without its ``}`` or a group
+    without a comma is literal."""
+    done: list[str] = []
+    pending = [text]
+    while pending:
+        current = pending.pop()
+        group = _brace_group(current)
+        if group is None:
+            done.append(current)
+            continue
+        start, end, parts = group
+        if len(done) + len(pending) + len(parts) > GLOB_MAX_ALTERNATIVES:
+            raise ValueError(
+                f"the glob's braces stand for more than {GLOB_MAX_ALTERNATIVES} alternatives; "
+                "give fewer ({a,b} groups multiply)"
+            )
+        pending.extend(current[:start] + part + current[end:] for part in reversed(parts))
+    return done
+
+
+def _brace_group(text: str) -> tuple[int, int, list[str]] | None:
+    """The first ``{...}`` with a comma of its own: its start, its end and its parts (one pass:
+    a hostile ``{{{{...`` costs its length, not its square)."""
+    opened: list[int] = []
+    commas: dict[int, list[int]] = {}
+    found: tuple[int, int] | None = None
+    for at, char in enumerate(text):
+        if char == "{":
+            opened.append(at)
+        elif char == "}" and opened:
+            start = opened.pop()
+            if start in commas and (found is None or start < found[0]):
+                found = (start, at)
+        elif char == "," and opened:
+            commas.setdefault(opened[-1], []).append(at)
+    if found is None:
+        return None
+    start, end = found
+    cuts = [start, *commas[start], end]
+    parts = [text[cuts[i] + 1 : cuts[i + 1]] for i in range(len(cuts) - 1)]
+    return start, end + 1, parts
+
+
+def _path_matches(segments: tuple[str, ...], file: Path, root: Path, shown: str) -> bool:
+    """Whether ``file``'s path relative to the searched ``root``, or to the working directory
+    (``shown``), matches the glob split into ``segments``. ``**`` is any number of directories,
     none included; ``*``, ``?`` and ``[...]`` stay within one name (as git and ripgrep read
     them), each name matched alone, so no glob backtracks over a whole path."""
-    if len(segments) == 1:
-        return fnmatch.fnmatchcase(file.name, segments[0])
     relative = file.relative_to(root).parts if file != root else (file.name,)
     return _parts_match(segments, relative) or _parts_match(segments, Path(shown).parts)
 

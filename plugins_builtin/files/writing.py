@@ -4,6 +4,7 @@ what the file is (hard links, an owner the writer cannot give)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import stat
@@ -17,7 +18,8 @@ def atomic_write(target: Path, data: bytes) -> None:
     umask, as any program creating a file would. The rename makes a new inode: a file with
     other hard links, or whose owner or group the writer cannot give the new inode, is written
     in place instead, so every link keeps seeing the edit and the file its owner (that write
-    is not atomic).
+    is not atomic; the space it grows by is taken first, so a full disk fails it before a
+    byte changes).
     """
     try:
         status: os.stat_result | None = target.stat()
@@ -45,8 +47,29 @@ def atomic_write(target: Path, data: bytes) -> None:
 
 def _write_in_place(target: Path, data: bytes) -> None:
     with target.open("r+b") as handle:
+        try:
+            _make_room(handle.fileno(), len(data))
+        except OSError as exc:  # said with the file's name, as a failed open is
+            raise OSError(exc.errno, exc.strerror, str(target)) from None
         handle.write(data)
         handle.truncate()
+
+
+def _make_room(fd: int, size: int) -> None:
+    """Take the disk space of ``size`` bytes for the file open at ``fd`` before a byte of it
+    changes: a full disk (or a file size limit) then fails the write with the file as it was,
+    not half of the new text over the old. Where the file system cannot reserve space (or the
+    system has no ``posix_fallocate``), the write goes on as before."""
+    before = os.fstat(fd).st_size
+    if size <= before or not hasattr(os, "posix_fallocate"):
+        return
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as exc:
+        if exc.errno in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            return
+        os.ftruncate(fd, before)  # what a partial reservation added (zeros) goes again
+        raise
 
 
 def _same_owner(fd: int, status: os.stat_result) -> bool:

@@ -58,6 +58,9 @@ PAGES = {
     "/sockets": "<title>Sockets</title><h1>Sockets</h1>"
     "<script>new WebSocket('ws://10.0.0.2/'); new WebSocket('wss://169.254.169.254/');</script>",
     "/once": "<title>Once</title><h1>Loaded once</h1>",
+    # Opens an alert every 10 ms, for ever: each is dismissed, and the next one is there.
+    "/alerts": "<title>Alerts</title><h1>Alerts</h1><script>setInterval(() => alert('x'), 10);"
+    "</script>",
     "/upload": "<title>Upload</title><label>Your file <input type=file></label>",
     "/tall": "<title>Tall</title>"
     + "".join(f"<p style='height:400px'>row {n}</p>" for n in range(30)),

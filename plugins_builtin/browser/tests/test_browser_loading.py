@@ -99,3 +99,25 @@ async def test_going_back_to_a_page_that_no_longer_loads_stops_and_the_page_can_
     assert "going back timed out" in back.text_content
     assert "loading was stopped" in back.text_content, back.text_content
     assert 'heading "About us"' in _ok(snapshot)
+
+
+async def test_a_page_opening_dialogs_without_end_cannot_hold_a_navigation_away(
+    host_factory: Any, site: Site
+) -> None:
+    # Playwright's goto waited past its own timeout there: the call ran into the host's limit
+    # (TIMEOUT, 41 s here), and the next navigation was cut short by the one left going.
+    host = host_factory(browser_config(navigation_timeout=3, action_timeout=5))
+    async with host.session() as session:
+        leaving = []
+        for _ in range(2):
+            _ok(await host.dispatch("browser_navigate", {"url": site.at("/alerts")}, session))
+            leaving.append(
+                await host.dispatch("browser_navigate", {"url": site.at("/about")}, session)
+            )
+        after = await host.dispatch("browser_navigate", {"url": site.at("/about")}, session)
+
+    for result in leaving:
+        assert result.error_code != "TIMEOUT", result.text_content
+        if result.is_error:  # said, with what to do
+            assert "call browser_navigate" in result.text_content, result.text_content
+    assert 'heading "About us"' in _ok(after)
