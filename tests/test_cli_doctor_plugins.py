@@ -258,6 +258,21 @@ def test_the_browser_names_the_chromium_it_found(cli: InProcessCli, tmp_path: Pa
     assert str(chromium) in found[("browser", "chromium")]["message"]
 
 
+def test_web_says_whether_web_extract_can_extract_and_the_extra_that_brings_it(
+    cli: InProcessCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    installed = checks(cli, "--offline", env=cli.variables())
+    monkeypatch.setitem(sys.modules, "trafilatura", None)  # as if the extra were not installed
+    missing = checks(cli, "--offline", env=cli.variables())
+
+    assert installed[("web", "extraction")]["status"] == "ok"
+    assert missing[("web", "extraction")]["status"] == "not checked"
+    assert missing[("web", "extraction")]["message"] == (
+        "web_extract cannot read pages: trafilatura is not installed: "
+        "pip install 'hermes-core-agent[web]' (docs/web.md); web_search does not need it"
+    )
+
+
 def test_media_names_a_command_that_is_not_installed_with_its_setting(
     cli: InProcessCli,
 ) -> None:

@@ -395,6 +395,21 @@ def test_a_missing_module_names_the_interpreter_that_ran(cli: Cli) -> None:
     assert "No module named no_such_module_xyz" in done.stderr  # the server's own last line
 
 
+def test_a_missing_module_says_how_to_install_it_for_that_interpreter(cli: Cli) -> None:
+    """README's `hermes mcp add time -- python3 -m mcp_server_time` in an install without the
+    server said only that the module was missing; it says what to do too."""
+    python3, variables = python3_on_path(cli)
+    write_servers(cli, {"nomod": {"command": "python3", "args": ["-m", "no_such_module_xyz"]}})
+
+    done = cli.run("mcp", "list", ok=False, env=variables)
+
+    assert done.returncode == 1
+    assert (
+        f"the interpreter {python3} has no module named 'no_such_module_xyz': install the "
+        f"server's package there ({python3} -m pip install PACKAGE)"
+    ) in done.stdout + done.stderr
+
+
 def test_one_shot_commands_do_not_reconnect(cli: Cli) -> None:
     # The hanging server keeps the start waiting 3 s, long enough for reconnects of the broken
     # one (after 1 s and 2 s) had the command scheduled any.

@@ -9,6 +9,7 @@ import click
 
 from hermes_core._cli.context import environment, load_config_in_effect
 from hermes_core._cli.output import configure_logging
+from hermes_core._errors import HermesError
 
 WAITING_ON_A_TERMINAL = (
     "hermes acp: waiting for an ACP client on stdin (this is not a prompt): configure your "
@@ -33,7 +34,7 @@ def acp() -> None:
     import importlib.util
 
     if importlib.util.find_spec("acp") is None:
-        raise click.ClickException(MISSING_EXTRA)
+        raise HermesError(MISSING_EXTRA)  # `hermes: error: ...`, status 2, as every missing extra
     from hermes_core._acp.stdio import run_stdio
 
     configure_logging("hermes acp", with_names=True)

@@ -435,16 +435,15 @@ def missing_module_note(
     command: str, args: Sequence[str], cwd: Path, env: Environment, module: str, found: str
 ) -> str:
     """``the interpreter FOUND has no module named MODULE``, for the Python ``command`` (as
-    ``found`` on the child's ``PATH``) of a server that could not import ``module``; and, when
-    its working directory ``cwd`` holds that module but is the project's with the gate closed
-    (:func:`project_guard` gave it ``PYTHONSAFEPATH``), that this is why."""
+    ``found`` on the child's ``PATH``) of a server that could not import ``module``, and the
+    pip command; or, when its working directory ``cwd`` holds that module but is the project's
+    with the gate closed (:func:`project_guard` gave it ``PYTHONSAFEPATH``), that this is why."""
     said = f"the interpreter {found} has no module named {module!r}"
     top = cwd / module.split(".")[0]
-    if SAFE_PATH not in project_guard(command, args, cwd, env).variables:
-        return said
-    if not (top.is_dir() or top.with_name(f"{top.name}.py").is_file()):
-        return said
-    return (
-        f"{said}: {top.name} in {cwd} is the project's, which a server imports only when "
-        f"{PROJECT_GATE_FLAG}=1 is set in the environment (for a project you trust)"
-    )
+    guarded = SAFE_PATH in project_guard(command, args, cwd, env).variables
+    if guarded and (top.is_dir() or top.with_name(f"{top.name}.py").is_file()):
+        return (
+            f"{said}: {top.name} in {cwd} is the project's, which a server imports only when "
+            f"{PROJECT_GATE_FLAG}=1 is set in the environment (for a project you trust)"
+        )
+    return f"{said}: install the server's package there ({found} -m pip install PACKAGE)"

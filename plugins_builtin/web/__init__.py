@@ -14,6 +14,7 @@ Settings (``plugins.entries.web``): ``allowed_hosts`` (``[]``), ``search_provide
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Final
@@ -22,7 +23,15 @@ import anyio
 from annotated_types import Ge, Le
 
 from hermes_core._plugin_support import AddressRefused, AddressSettings
-from hermes_core.plugin import PluginContext, Tool, ToolAnnotations, ToolResult, hookimpl
+from hermes_core.plugin import (
+    DoctorCheckSpec,
+    DoctorResult,
+    PluginContext,
+    Tool,
+    ToolAnnotations,
+    ToolResult,
+    hookimpl,
+)
 
 from .search import web_search_tool
 
@@ -30,6 +39,10 @@ if TYPE_CHECKING:
     from .fetch import Fetcher
 
 _PLUGIN: Final = "web"
+EXTRACTION_MISSING: Final = (
+    "web_extract cannot read pages: trafilatura is not installed: "
+    "pip install 'hermes-core-agent[web]' (docs/web.md); web_search does not need it"
+)
 _SETTING: Final = "plugins.entries.web.allowed_hosts"
 MAX_URLS: Final = 5
 
@@ -180,3 +193,17 @@ def hermes_tools(context: PluginContext) -> Sequence[Tool]:
         web_extract_tool(settings),
         web_search_tool(context, settings.search_provider, settings.max_results, _PLUGIN),
     ]
+
+
+@hookimpl(trylast=True)
+def hermes_doctor_checks() -> Sequence[DoctorCheckSpec]:
+    """``hermes doctor``: whether ``web_extract`` can extract (its extra is installed). The
+    tool is there either way and says so when called; the plugin, on by default, also serves
+    ``web_search``, so a missing extra is not an error."""
+
+    def extraction() -> DoctorResult:
+        if importlib.util.find_spec("trafilatura") is None:
+            return DoctorResult("not checked", EXTRACTION_MISSING)
+        return DoctorResult("ok", "trafilatura is installed: web_extract reads pages")
+
+    return [DoctorCheckSpec("extraction", extraction)]
