@@ -106,6 +106,30 @@ def test_continue_picks_this_directory_s_conversation(home: AgentHome, tmp_path:
     assert [m["content"] for m in home.requests()[2]["messages"]] == ["in work", "Here.", "where?"]
 
 
+def test_continue_takes_up_the_users_conversation_not_a_cron_jobs_run(home: AgentHome) -> None:
+    """A cron job made in this directory runs there: its run's transcript was the one
+    appended to last, so ``--continue`` took up the job's run, not the user's chat. The run
+    stays the job's: ``--resume ID`` still takes it up."""
+    home.setup({"text": "Hello, Ada."})
+    home.cli.run("chat", input="I am Ada\n")
+    home.setup({"text": "The logs are quiet."})
+    home.cli.run("cron", "create", "every 1h", "Sum up the logs", "--name", "logs")
+    home.cli.run("cron", "run", "logs")
+    home.setup({"echo": True})
+    home.cli.run("chat", "--continue", input="what did I say?\n")
+    assert [m["content"] for m in home.requests()[-1]["messages"]] == [
+        "I am Ada",
+        "Hello, Ada.",
+        "what did I say?",
+    ]
+    ran = next(path.stem for path in sessions(home) if "Sum up the logs" in path.read_text())
+    home.cli.run("chat", "--resume", ran, input="and then?\n")
+    assert [m["content"] for m in home.requests()[-1]["messages"]][-2:] == [
+        "The logs are quiet.",
+        "and then?",
+    ]
+
+
 @pytest.mark.parametrize("command", ["chat", "run"])
 def test_continue_with_no_conversation_here_says_so(home: AgentHome, command: str) -> None:
     home.setup({"text": "Never."})
