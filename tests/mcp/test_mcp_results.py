@@ -85,3 +85,20 @@ def test_other_protocol_errors_are_error_results() -> None:
     result = protocol_error_result("box", "nope", error, timeout=1)
     assert result.error_code == MCP_ERROR
     assert "Unknown tool: nope" in (result.error_message or "")
+
+
+def test_resource_links_count_in_the_cut_of_what_the_model_reads() -> None:
+    """A resource link has no ``data`` nor ``resource``: it counted nothing against
+    ``max_result_chars``, harmless while the model read only text blocks, but the model reads
+    each link's line now (``ToolResult.model_text``): 50 links naming 10,000 characters each
+    reached it as 501,539 characters past a cut of 100,000."""
+    links = [
+        {"type": "resource_link", "uri": f"file:///r{i}", "name": "n" * 10_000} for i in range(50)
+    ]
+    answer = mcp_types.CallToolResult.model_validate({"content": links})
+
+    result = normalize_call_result(answer, server="acme", limit=100_000)
+
+    assert len(result.model_text) < 100_500, len(result.model_text)
+    assert "mcp_servers.acme.max_result_chars" in result.model_text
+    assert "file:///r0, nnn" in result.model_text
