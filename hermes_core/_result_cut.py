@@ -16,8 +16,9 @@ __all__ = ["cut_blocks"]
 def cut_blocks(
     blocks: list[dict[str, Any]], structured: Any, limit: int, setting: str
 ) -> tuple[list[dict[str, Any]], Any]:
-    """``blocks`` within ``limit`` characters (a text block's text, another block's data),
-    cut where the limit falls, and ``structured`` unless its JSON is longer than ``limit``.
+    """``blocks`` within ``limit`` characters (a text block's text, another block's data, a
+    resource link's fields), cut where the limit falls, and ``structured`` unless its JSON is
+    longer than ``limit``.
     When anything was cut, a last text block says how much and names ``setting``, the
     configuration key of the limit."""
     sizes = [len(_payload(block)) for block in blocks]
@@ -52,4 +53,7 @@ def cut_blocks(
 def _payload(block: dict[str, Any]) -> str:
     if block.get("type") == "text":
         return str(block.get("text", ""))
-    return str(block.get("data") or block.get("resource") or "")
+    if data := block.get("data") or block.get("resource"):
+        return str(data)
+    # A resource link has neither: the model reads its address, name and description.
+    return " ".join(str(value) for key, value in block.items() if key != "type")
