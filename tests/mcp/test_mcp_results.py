@@ -102,3 +102,18 @@ def test_resource_links_count_in_the_cut_of_what_the_model_reads() -> None:
     assert len(result.model_text) < 100_500, len(result.model_text)
     assert "mcp_servers.acme.max_result_chars" in result.model_text
     assert "file:///r0, nnn" in result.model_text
+
+
+def test_an_images_mime_type_counts_in_the_cut_of_what_the_model_reads() -> None:
+    """An image counted only its base64 data against ``max_result_chars``; the model reads its
+    line now (``[image: MIME, N bytes]``): 1,000 images of 4 characters of data, each naming
+    a MIME type of 1,006 characters, reached it as 1,024,999 characters past a cut of
+    100,000."""
+    image = {"type": "image", "data": "aGk=", "mimeType": "image/" + "x" * 1_000}
+    answer = mcp_types.CallToolResult.model_validate({"content": [image] * 1_000})
+
+    result = normalize_call_result(answer, server="acme", limit=100_000)
+
+    assert len(result.model_text) < 100_500, len(result.model_text)
+    assert "mcp_servers.acme.max_result_chars" in result.model_text
+    assert result.model_text.startswith("[image: image/xxx")
