@@ -196,7 +196,8 @@ def test_a_run_ending_while_a_renewal_checks_the_held_runs_stops_no_renewal(
 
     seen = asyncio.run(daemon())
 
-    assert len(seen) == 3 and seen[0] < seen[1] < seen[2], seen
+    assert len(seen) == 3, seen
+    assert seen[0] < seen[1] < seen[2], seen
 
 
 def test_a_lease_naming_a_pid_now_another_process_is_taken_back_before_it_runs_out(
