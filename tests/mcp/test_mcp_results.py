@@ -117,3 +117,23 @@ def test_an_images_mime_type_counts_in_the_cut_of_what_the_model_reads() -> None
     assert len(result.model_text) < 100_500, len(result.model_text)
     assert "mcp_servers.acme.max_result_chars" in result.model_text
     assert result.model_text.startswith("[image: image/xxx")
+
+
+def test_an_images_size_is_counted_without_a_copy_of_its_bytes() -> None:
+    """The cut and the model's line say an image's size: counted from its base64, not decoded
+    (a 50 MB image was decoded whole, once for each)."""
+    import base64
+    import tracemalloc
+
+    from hermes_core._block_lines import block_line
+
+    image = {"type": "image", "data": base64.b64encode(bytes(37_000_000)).decode()}
+    tracemalloc.start()
+    try:
+        line = block_line({**image, "mimeType": "image/png"})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert line == "[image: image/png, 37,000,000 bytes]"
+    assert peak < 1_000_000, f"{peak:,} bytes"
