@@ -10,14 +10,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hermes_core._block_lines import block_line
+
 __all__ = ["cut_blocks"]
 
 
 def cut_blocks(
     blocks: list[dict[str, Any]], structured: Any, limit: int, setting: str
 ) -> tuple[list[dict[str, Any]], Any]:
-    """``blocks`` within ``limit`` characters (a text block's text, another block's data),
-    cut where the limit falls, and ``structured`` unless its JSON is longer than ``limit``.
+    """``blocks`` within ``limit`` characters (a text block's text, another block's data or
+    the line a model reads of it, :func:`~hermes_core._block_lines.block_line`, the longer),
+    cut where the limit falls, and ``structured`` unless its JSON is
+    longer than ``limit``.
     When anything was cut, a last text block says how much and names ``setting``, the
     configuration key of the limit."""
     sizes = [len(_payload(block)) for block in blocks]
@@ -52,4 +56,5 @@ def cut_blocks(
 def _payload(block: dict[str, Any]) -> str:
     if block.get("type") == "text":
         return str(block.get("text", ""))
-    return str(block.get("data") or block.get("resource") or "")
+    # What the model reads of it (a link's name, an image's MIME type) or its data, the longer.
+    return max(str(block.get("data") or block.get("resource") or ""), block_line(block), key=len)

@@ -3,14 +3,14 @@ shares."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
+
+from hermes_core._block_lines import block_line
 
 if TYPE_CHECKING:
     from hermes_core._config import ToolsConfig
@@ -132,54 +132,14 @@ class ToolResult:
     @property
     def model_text(self) -> str:
         """What a model reads of the result: every block in order, text as is and each other
-        block as the line :func:`block_line` gives it (a model reads tool results as text: an
-        image or a resource link left out would be one it never hears of); with no text, the
-        structured content as JSON first."""
+        block as the line :func:`~hermes_core._block_lines.block_line` gives it (a model reads
+        tool results as text: an image or a resource link left out would be one it never hears
+        of); with no text, the structured content as JSON first."""
         text = "\n".join(block_line(block) for block in self.content)
         if self.text_content or self.structured is None:
             return text
         structured = json.dumps(self.structured, ensure_ascii=False, default=str)
         return f"{structured}\n{text}" if text else structured
-
-
-def block_line(block: Mapping[str, Any]) -> str:
-    """One content block as text: text as is, anything else as one bracketed line (binary data
-    by its type and decoded size, never the data itself; an embedded text resource followed by
-    its text), e.g. ``[image: image/png, 4,033 bytes]``."""
-    kind = str(block.get("type", "unknown"))
-    if kind == "text":
-        return str(block.get("text", ""))
-    if kind in ("image", "audio"):
-        return _binary(kind, block.get("mimeType"), block.get("data"))
-    if kind == "resource_link":
-        name, mime, about = (block.get(key) for key in ("name", "mimeType", "description"))
-        named = f", {name!s}" if name and name != block.get("uri") else ""
-        typed = f" ({mime!s})" if mime else ""
-        told = f": {about!s}" if about else ""
-        return f"[resource link: {block.get('uri', '')}{named}{typed}{told}]"
-    if kind == "resource":
-        resource = block.get("resource")
-        resource = resource if isinstance(resource, Mapping) else {}
-        label = f"resource {resource.get('uri', '')}"
-        if "text" in resource:
-            return f"[{label}]\n{resource['text']}"
-        return _binary(label, resource.get("mimeType"), resource.get("blob"))
-    return f"[{kind} content]"
-
-
-def _binary(label: str, mime_type: object, data: object) -> str:
-    """``[image: image/png, 12,345 bytes]``: base64 ``data`` by its decoded size."""
-    return f"[{label}: {mime_type or 'no MIME type'}, {_size(data)}]"
-
-
-def _size(data: object) -> str:
-    """The decoded size of base64 ``data``, as ``12,345 bytes``."""
-    if not isinstance(data, str):
-        return "no data"
-    try:
-        return f"{len(base64.b64decode(data, validate=True)):,} bytes"
-    except (binascii.Error, ValueError):
-        return f"{len(data):,} characters that are not base64"
 
 
 TOOL_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")

@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core._yaml_limits",
         "hermes_core._yaml_layout",
         "hermes_core._cache_files",
+        "hermes_core._block_lines",
         "hermes_core._result_cut",
         "hermes_core._progress",
         "hermes_core._session",

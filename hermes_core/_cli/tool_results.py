@@ -124,7 +124,7 @@ def print_result(result: ToolResult, *, as_json: bool) -> None:
     if result.is_error:
         echo_shown(f"error ({result.error_code}): {result.text_content}", err=True)
     else:
-        from hermes_core._tools import block_line
+        from hermes_core._block_lines import block_line
 
         text = "\n".join(block_line(block) for block in result.content)
         echo_shown(text)

@@ -150,8 +150,9 @@ async def leases_renewed(
 ) -> AsyncIterator[None]:
     """In the block, ``owner``'s leases are renewed every third of ``lease`` seconds, so a
     run longer than ``lease`` keeps its job (a process that is gone stops renewing). After
-    each renewal ``lost`` is given the runs among ``held()`` taken back meanwhile (the process
-    asleep past its lease, another machine or an older hermes taking it back), if any."""
+    each renewal ``lost`` is given the runs among ``held()`` (read on the loop, before the
+    renewal's thread) taken back meanwhile (the process asleep past its lease, another machine
+    or an older hermes taking it back), if any."""
 
     async def renew() -> None:
         wait = lease / 3
@@ -162,7 +163,10 @@ async def leases_renewed(
             # again a second later: a third of the lease later could be past the lease's end,
             # the run then taken back as stuck.
             try:
-                taken = await asyncio.to_thread(jobs.renew, owner, lease, held=held())
+                # held() read here, on the loop: the daemon's is a live view of its runs,
+                # which end on the loop while the thread reads them.
+                running = tuple(held())
+                taken = await asyncio.to_thread(jobs.renew, owner, lease, held=running)
             except JobError:
                 wait = min(1.0, lease / 3)
                 continue

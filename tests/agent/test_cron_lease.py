@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +145,59 @@ def test_a_renewal_a_locked_store_kept_waiting_is_tried_again_at_once(tmp_path: 
         locker.close()
 
     assert over is None, over
+
+
+def test_a_run_ending_while_a_renewal_checks_the_held_runs_stops_no_renewal(
+    tmp_path: Path,
+) -> None:
+    """The daemon gives the renewal its running tasks' ids as a live view of a dict
+    (``self._running.keys``); read in the renewal's thread while a run ended on the loop, the
+    view raised ``dictionary changed size during iteration``: that renewal and every later one
+    were lost (the daemon's other runs taken back as stuck once their lease ran out) and the
+    daemon's stop ended in that traceback. The ids are read on the loop, before the thread."""
+    import asyncio
+
+    from hermes_core.agent._cron_lease import owner_name
+    from hermes_core.agent._cron_runs import leases_renewed
+
+    lease = 0.9  # renewed every 0.3 s
+    jobs = CronJobs(tmp_path / "home")
+    jobs.create("every 1m", "Sum up the logs", now=time.time() - 120)
+    ((_, run),) = jobs.claim_due(owner_name(), lease)
+    checking, ended = threading.Event(), threading.Event()
+
+    class RunId(int):
+        """A run id that lets the loop end a run while the renewal's thread checks it."""
+
+        def __conform__(self, protocol: object) -> int:  # sqlite3 asks it, binding the id
+            if not checking.is_set():
+                checking.set()
+                ended.wait(10)
+            return int(self)
+
+    running: dict[int, None] = {RunId(run.id): None, RunId(run.id + 1): None}
+
+    def lease_until() -> float:
+        with closing(sqlite3.connect(jobs.path)) as db:
+            return float(db.execute("SELECT lease_until FROM jobs").fetchone()[0])
+
+    async def daemon() -> list[float]:
+        async with leases_renewed(jobs, owner_name(), lease, held=running.keys):
+            await asyncio.to_thread(checking.wait, 10)
+            running.pop(run.id + 1)  # a run ends on the loop
+            ended.set()
+            seen = [lease_until()]
+            deadline = time.monotonic() + 5  # the renewal under way, then the next
+            while len(seen) < 3 and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+                if (now := lease_until()) != seen[-1]:
+                    seen.append(now)
+            return seen
+
+    seen = asyncio.run(daemon())
+
+    assert len(seen) == 3, seen
+    assert seen[0] < seen[1] < seen[2], seen
 
 
 def test_a_lease_naming_a_pid_now_another_process_is_taken_back_before_it_runs_out(

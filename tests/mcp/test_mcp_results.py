@@ -85,3 +85,55 @@ def test_other_protocol_errors_are_error_results() -> None:
     result = protocol_error_result("box", "nope", error, timeout=1)
     assert result.error_code == MCP_ERROR
     assert "Unknown tool: nope" in (result.error_message or "")
+
+
+def test_resource_links_count_in_the_cut_of_what_the_model_reads() -> None:
+    """A resource link has no ``data`` nor ``resource``: it counted nothing against
+    ``max_result_chars``, harmless while the model read only text blocks, but the model reads
+    each link's line now (``ToolResult.model_text``): 50 links naming 10,000 characters each
+    reached it as 501,539 characters past a cut of 100,000."""
+    links = [
+        {"type": "resource_link", "uri": f"file:///r{i}", "name": "n" * 10_000} for i in range(50)
+    ]
+    answer = mcp_types.CallToolResult.model_validate({"content": links})
+
+    result = normalize_call_result(answer, server="acme", limit=100_000)
+
+    assert len(result.model_text) < 100_500, len(result.model_text)
+    assert "mcp_servers.acme.max_result_chars" in result.model_text
+    assert "file:///r0, nnn" in result.model_text
+
+
+def test_an_images_mime_type_counts_in_the_cut_of_what_the_model_reads() -> None:
+    """An image counted only its base64 data against ``max_result_chars``; the model reads its
+    line now (``[image: MIME, N bytes]``): 1,000 images of 4 characters of data, each naming
+    a MIME type of 1,006 characters, reached it as 1,024,999 characters past a cut of
+    100,000."""
+    image = {"type": "image", "data": "aGk=", "mimeType": "image/" + "x" * 1_000}
+    answer = mcp_types.CallToolResult.model_validate({"content": [image] * 1_000})
+
+    result = normalize_call_result(answer, server="acme", limit=100_000)
+
+    assert len(result.model_text) < 100_500, len(result.model_text)
+    assert "mcp_servers.acme.max_result_chars" in result.model_text
+    assert result.model_text.startswith("[image: image/xxx")
+
+
+def test_an_images_size_is_counted_without_a_copy_of_its_bytes() -> None:
+    """The cut and the model's line say an image's size: counted from its base64, not decoded
+    (a 50 MB image was decoded whole, once for each)."""
+    import base64
+    import tracemalloc
+
+    from hermes_core._block_lines import block_line
+
+    image = {"type": "image", "data": base64.b64encode(bytes(37_000_000)).decode()}
+    tracemalloc.start()
+    try:
+        line = block_line({**image, "mimeType": "image/png"})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert line == "[image: image/png, 37,000,000 bytes]"
+    assert peak < 1_000_000, f"{peak:,} bytes"
