@@ -250,13 +250,15 @@ def _last_here(store: TranscriptStore, command: str) -> Transcript:
 
 
 def _here(store: TranscriptStore) -> Iterator[Transcript]:
-    """The conversations (no subagent's) whose latest header is of this working directory,
-    the one appended to last first."""
+    """The conversations (no subagent's, no cron job's run: ``--resume ID`` takes those up)
+    whose latest header is of this working directory, the one appended to last first."""
     here = Path.cwd().resolve()
     for transcript in store.recent():
         header = _header(transcript)
         cwd = header.get("cwd")
-        if not header.get("parent") and isinstance(cwd, str) and Path(cwd).resolve() == here:
+        if header.get("parent") or header.get("job"):
+            continue
+        if isinstance(cwd, str) and Path(cwd).resolve() == here:
             yield transcript
 
 

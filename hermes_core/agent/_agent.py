@@ -111,6 +111,7 @@ class Agent:
         parent: str | None = None,
         system_prompt: str | None = None,
         depth: int = 0,
+        job: str | None = None,
     ) -> Conversation:
         """A new conversation in ``session`` spending ``budget`` (default: a fresh one from the
         ``agent`` limits at each :meth:`Conversation.send`, so the limits are each turn's; a
@@ -138,6 +139,7 @@ class Agent:
             parent=parent,
             system_prompt=text,
             depth=depth,
+            job=job,
         )
 
     def tool_names(self, session: Session) -> frozenset[str]:

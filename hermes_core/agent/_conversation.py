@@ -93,8 +93,10 @@ class ConversationAgent(Protocol):
         budget: Budget | None = None,
         parent: str | None = None,
         depth: int = 0,
+        job: str | None = None,
     ) -> Conversation:
-        """A new conversation in ``session`` (a subagent's: :meth:`Conversation.child`)."""
+        """A new conversation in ``session`` (a subagent's: :meth:`Conversation.child`; a cron
+        job's run: ``job``)."""
 
 
 class Conversation:
@@ -117,6 +119,7 @@ class Conversation:
         parent: str | None = None,
         system_prompt: str,
         depth: int = 0,
+        job: str | None = None,
     ) -> None:
         self.agent = agent
         self.session = session
@@ -125,6 +128,8 @@ class Conversation:
         """Every budget the conversation spent, the current one last (``/usage`` adds them up)."""
         self._renew_budget = renew_budget
         self.parent = parent
+        self.job = job
+        """The cron job this conversation is a run of (its transcript's header names it)."""
         self.system_prompt = system_prompt
         self.depth = depth
         self.delegations = Delegations(self, agent.host, agent.host.config.delegation)
@@ -202,6 +207,7 @@ class Conversation:
                 model=settings.model,
                 parent=self.parent,
                 cwd=cwd,
+                job=self.job,
                 effort=settings.reasoning_effort,
             )
         return self._transcript

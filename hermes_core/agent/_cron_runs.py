@@ -225,7 +225,7 @@ async def _converse(host: Host, agent: Agent | None, job: CronJob) -> Finished |
     ):
         session.state["cron.job"] = job.id
         attach_questions(session, NobodyToAsk(NOBODY))
-        conversation = asked.conversation(session)
+        conversation = asked.conversation(session, job=job.id)
         try:
             async for event in send_until_settled(conversation, job.prompt):
                 if isinstance(event, Finished):

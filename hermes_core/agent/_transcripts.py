@@ -173,10 +173,12 @@ class Transcript:
         parent: str | None = None,
         cwd: str | None = None,
         effort: str | None = None,
+        job: str | None = None,
     ) -> None:
         """Write the header line: the session, its model and reasoning effort (``None``: the
-        model's default), its parent session, if any, and its working directory (what ``hermes
-        chat --continue`` looks for). A conversation taken up again, or switching its model or
+        model's default), its parent session, if any, its working directory (what ``hermes
+        chat --continue`` looks for) and the cron job it is a run of, if any (which ``--continue``
+        passes over). A conversation taken up again, or switching its model or
         effort, writes another when it goes on: the header read is the latest."""
         header = {
             "type": "session",
@@ -187,6 +189,8 @@ class Transcript:
             "cwd": cwd,
             "time": time.time(),
         }
+        if job is not None:  # only then: the headers of conversations stay as they were
+            header["job"] = job
         self._write(_line(header), create=True)
         self._header = header
 
