@@ -720,6 +720,29 @@ def test_search_files_reads_braces_negation_and_anchors_as_ripgrep_does(files: H
     assert listed("src/") == ["src/a.py", "src/pkg/b.py"]
 
 
+def test_search_files_reads_an_escaped_or_bracketed_brace_as_itself(files: Harness) -> None:
+    """As in ripgrep, a backslash makes the next character plain and a brace inside
+    ``[...]`` is one: a file named with braces, a star or a leading ``!`` can be named."""
+    root = files.env.cwd
+    for name in ("{a,b}.txt", "a.txt", "b.txt", "*.md", "x.md", "!important.md", "c,d.txt"):
+        (root / name).touch()
+
+    def listed(glob: str) -> list[str]:
+        result = files.call("search_files", {"glob": glob})
+        assert not result.is_error, result.text_content
+        return [m["path"] for m in result.structured["matches"]]
+
+    # Each of these matched nothing, or other files: "no matches" said no such file was there.
+    assert listed("\\{a,b}.txt") == ["{a,b}.txt"]
+    assert listed("[{]a,b[}].txt") == ["{a,b}.txt"]
+    assert listed("\\*.md") == ["*.md"]
+    assert listed("\\!important.md") == ["!important.md"]
+    assert listed("{c\\,d,a}.txt") == ["a.txt", "c,d.txt"]
+    assert listed("*.{md,txt}") == sorted(
+        ["!important.md", "*.md", "a.txt", "b.txt", "c,d.txt", "x.md", "{a,b}.txt"]
+    )
+
+
 def test_search_files_refuses_a_glob_of_too_many_alternatives_at_once(files: Harness) -> None:
     (files.env.cwd / "a.py").touch()
 
