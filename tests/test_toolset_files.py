@@ -846,3 +846,42 @@ def test_the_keys_of_the_users_other_hermes_homes_are_refused_too(tmp_path: Path
         assert result.error_code == "TOOL_ERROR"
         assert "one of hermes' credentials" in result.text_content
     assert found.structured["matches"] == []
+
+
+def test_the_sign_ins_of_a_home_made_after_the_host_started_are_refused_too(
+    tmp_path: Path,
+) -> None:
+    """A project run for the first time while a host runs (``hermes serve``, an editor's
+    session) gets its folder in ~/.hermes/projects then: its sign-ins are keys all the same."""
+    me = tmp_path / "me"
+    default = me / ".hermes"
+    (default / "projects").mkdir(parents=True)
+    env = Environment(
+        home=tmp_path / "other-home",
+        cwd=me,
+        variables={**make_env(tmp_path).variables, "HOME": str(me)},
+        user_home=me,
+    )
+    harness = build_harness(tmp_path, config=WRITE_OK, env=env)
+    try:
+        later = default / "projects" / "hermes-0a1b2c3d4e5f"
+        (later / "mcp-auth").mkdir(parents=True)
+        (later / "auth.json").write_text('{"t": "sk-later"}')
+        (later / "mcp-auth" / "server.json").write_text('{"t": "sk-later"}')
+        os.link(later / "auth.json", me / "notes.json")
+        reads = [
+            harness.call("read_file", {"path": ".hermes/projects/hermes-0a1b2c3d4e5f/auth.json"}),
+            harness.call(
+                "read_file", {"path": "~/.hermes/projects/hermes-0a1b2c3d4e5f/mcp-auth/server.json"}
+            ),
+            harness.call("read_file", {"path": "notes.json"}),
+        ]
+        found = harness.call("search_files", {"pattern": "sk-"})
+    finally:
+        harness.close()
+
+    # Each was read: the folder was not there when the file tools listed hermes' credentials.
+    for result in reads:
+        assert result.error_code == "TOOL_ERROR", result.text_content
+        assert "one of hermes' credentials" in result.text_content
+    assert found.structured["matches"] == []
