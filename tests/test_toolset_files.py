@@ -718,6 +718,8 @@ def test_search_files_reads_braces_negation_and_anchors_as_ripgrep_does(files: H
     assert listed("/top.py") == ["top.py"]
     assert listed("/src/*.py") == ["src/a.py"]
     assert listed("src/") == ["src/a.py", "src/pkg/b.py"]
+    # A trailing / in braces too (this matched nothing: the alternative kept its empty name).
+    assert listed("{src/,lib/}") == ["lib/src/c.py", "src/a.py", "src/pkg/b.py"]
 
 
 def test_search_files_reads_an_escaped_or_bracketed_brace_as_itself(files: Harness) -> None:
