@@ -77,9 +77,8 @@ class Glob:
         text = text.removeprefix("!")
         anchored = text.startswith("/")
         text = text.lstrip("/").removeprefix("./")
-        if text.endswith("/"):
-            text += "**"
-        expanded = _expand_braces(text)
+        # A trailing "/" of each alternative: {src/,lib/} is src/** or lib/**.
+        expanded = [one + "**" if one.endswith("/") else one for one in _expand_braces(text)]
         return cls(
             tuple(tuple(_unescaped(name) for name in one.split("/")) for one in expanded),
             negated,
