@@ -30,6 +30,11 @@ REPO = Path(__file__).resolve().parents[1]
             ],
         ),
         (
+            "files_credentials.py",
+            ["--files", "300", "--projects", "0", "2", "--repeat", "1"],
+            ["| projects | credential paths | walk of 300 files | walk and check |", "| 2 | 16 |"],
+        ),
+        (
             "doctor_offline.py",
             ["--repeat", "1"],
             ["| doctor --offline |", "| config validate |"],

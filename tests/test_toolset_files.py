@@ -718,6 +718,31 @@ def test_search_files_reads_braces_negation_and_anchors_as_ripgrep_does(files: H
     assert listed("/top.py") == ["top.py"]
     assert listed("/src/*.py") == ["src/a.py"]
     assert listed("src/") == ["src/a.py", "src/pkg/b.py"]
+    # A trailing / in braces too (this matched nothing: the alternative kept its empty name).
+    assert listed("{src/,lib/}") == ["lib/src/c.py", "src/a.py", "src/pkg/b.py"]
+
+
+def test_search_files_reads_an_escaped_or_bracketed_brace_as_itself(files: Harness) -> None:
+    """As in ripgrep, a backslash makes the next character plain and a brace inside
+    ``[...]`` is one: a file named with braces, a star or a leading ``!`` can be named."""
+    root = files.env.cwd
+    for name in ("{a,b}.txt", "a.txt", "b.txt", "*.md", "x.md", "!important.md", "c,d.txt"):
+        (root / name).touch()
+
+    def listed(glob: str) -> list[str]:
+        result = files.call("search_files", {"glob": glob})
+        assert not result.is_error, result.text_content
+        return [m["path"] for m in result.structured["matches"]]
+
+    # Each of these matched nothing, or other files: "no matches" said no such file was there.
+    assert listed("\\{a,b}.txt") == ["{a,b}.txt"]
+    assert listed("[{]a,b[}].txt") == ["{a,b}.txt"]
+    assert listed("\\*.md") == ["*.md"]
+    assert listed("\\!important.md") == ["!important.md"]
+    assert listed("{c\\,d,a}.txt") == ["a.txt", "c,d.txt"]
+    assert listed("*.{md,txt}") == sorted(
+        ["!important.md", "*.md", "a.txt", "b.txt", "c,d.txt", "x.md", "{a,b}.txt"]
+    )
 
 
 def test_search_files_refuses_a_glob_of_too_many_alternatives_at_once(files: Harness) -> None:
@@ -821,5 +846,44 @@ def test_the_keys_of_the_users_other_hermes_homes_are_refused_too(tmp_path: Path
 
     for result in reads:
         assert result.error_code == "TOOL_ERROR"
+        assert "one of hermes' credentials" in result.text_content
+    assert found.structured["matches"] == []
+
+
+def test_the_sign_ins_of_a_home_made_after_the_host_started_are_refused_too(
+    tmp_path: Path,
+) -> None:
+    """A project run for the first time while a host runs (``hermes serve``, an editor's
+    session) gets its folder in ~/.hermes/projects then: its sign-ins are keys all the same."""
+    me = tmp_path / "me"
+    default = me / ".hermes"
+    (default / "projects").mkdir(parents=True)
+    env = Environment(
+        home=tmp_path / "other-home",
+        cwd=me,
+        variables={**make_env(tmp_path).variables, "HOME": str(me)},
+        user_home=me,
+    )
+    harness = build_harness(tmp_path, config=WRITE_OK, env=env)
+    try:
+        later = default / "projects" / "hermes-0a1b2c3d4e5f"
+        (later / "mcp-auth").mkdir(parents=True)
+        (later / "auth.json").write_text('{"t": "sk-later"}')
+        (later / "mcp-auth" / "server.json").write_text('{"t": "sk-later"}')
+        os.link(later / "auth.json", me / "notes.json")
+        reads = [
+            harness.call("read_file", {"path": ".hermes/projects/hermes-0a1b2c3d4e5f/auth.json"}),
+            harness.call(
+                "read_file", {"path": "~/.hermes/projects/hermes-0a1b2c3d4e5f/mcp-auth/server.json"}
+            ),
+            harness.call("read_file", {"path": "notes.json"}),
+        ]
+        found = harness.call("search_files", {"pattern": "sk-"})
+    finally:
+        harness.close()
+
+    # Each was read: the folder was not there when the file tools listed hermes' credentials.
+    for result in reads:
+        assert result.error_code == "TOOL_ERROR", result.text_content
         assert "one of hermes' credentials" in result.text_content
     assert found.structured["matches"] == []

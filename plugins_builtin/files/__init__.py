@@ -97,6 +97,10 @@ class FilesEntry:
     search_timeout: Annotated[float, _search_seconds] = 50.0
 
 
+HOME_KEYS = (".env", "auth.json", "serve-token", "mcp-auth")
+"""The credentials a hermes home keeps (``Environment.credential_paths``), by name."""
+
+
 @dataclass(frozen=True)
 class FileSettings:
     """``plugins.entries.files``, validated, with the roots resolved."""
@@ -111,6 +115,9 @@ class FileSettings:
     """The ``HOME`` of the host's environment, for a leading ``~``; ``None`` when unset."""
     credentials: tuple[Path, ...] = ()
     """hermes' credential files and directories (resolved), refused wherever they are."""
+    gated_homes: Path | None = None
+    """The user's ``~/.hermes/projects`` (resolved): each folder in it holds the sign-ins of a
+    home in a project (:data:`HOME_KEYS`), one made after the host started too."""
 
     @classmethod
     def from_entry(cls, entry: FilesEntry, env: Environment) -> FileSettings:
@@ -137,6 +144,11 @@ class FileSettings:
             home=home,
             # realpath: a looping link there must not fail the plugin (resolve() raises).
             credentials=tuple(Path(os.path.realpath(path)) for path in env.credential_paths),
+            gated_homes=(
+                Path(os.path.realpath(env.user_home / ".hermes" / "projects"))
+                if env.user_home is not None
+                else None
+            ),
         )
 
 
@@ -159,6 +171,10 @@ class FileTools:
 
     def __init__(self, settings: FileSettings) -> None:
         self.settings = settings
+        # By text: a search asks for each file, and comparing it with each of the user's many
+        # homes' credentials (four a project) cost seconds a search; a lookup per parent does not.
+        self._credentials = {str(item): item for item in settings.credentials}
+        self._gated = str(settings.gated_homes) if settings.gated_homes is not None else None
 
     # Paths ------------------------------------------------------------------------------------
 
@@ -204,9 +220,14 @@ class FileTools:
         its path, or as the same file (``files``: :meth:`credential_files`) by another name,
         which no path comparison sees (a hard link; ``.ENV`` on a case-insensitive file
         system)."""
-        for item in self.settings.credentials:
-            if path == item or path.is_relative_to(item):
+        text, below = str(path), ""
+        while text != below:  # the path, then each folder up to the root
+            if (item := self._credentials.get(text)) is not None:
                 return item
+            up = os.path.dirname(text)
+            if os.path.basename(text) in HOME_KEYS and os.path.dirname(up) == self._gated:
+                return Path(text)
+            text, below = up, text
         files = self.credential_files() if files is None else files
         if not files:
             return None
@@ -219,7 +240,14 @@ class FileTools:
     def credential_files(self) -> dict[tuple[int, int], Path]:
         """The credentials there are now, by device and inode (``mcp-auth`` and its files)."""
         found: dict[tuple[int, int], Path] = {}
-        for item in self.settings.credentials:
+        items = list(self.settings.credentials)
+        if self.settings.gated_homes is not None:  # listed now: a folder may be new
+            try:
+                folders = [p for p in self.settings.gated_homes.iterdir() if p.is_dir()]
+            except OSError:  # none yet, or out of reach
+                folders = []
+            items += [folder / name for folder in folders for name in HOME_KEYS]
+        for item in items:
             try:
                 inside = list(item.iterdir()) if item.is_dir() else []
                 for path in (item, *inside):

@@ -77,10 +77,13 @@ class Glob:
         text = text.removeprefix("!")
         anchored = text.startswith("/")
         text = text.lstrip("/").removeprefix("./")
-        if text.endswith("/"):
-            text += "**"
-        expanded = _expand_braces(text)
-        return cls(tuple(tuple(one.split("/")) for one in expanded), negated, anchored)
+        # A trailing "/" of each alternative: {src/,lib/} is src/** or lib/**.
+        expanded = [one + "**" if one.endswith("/") else one for one in _expand_braces(text)]
+        return cls(
+            tuple(tuple(_unescaped(name) for name in one.split("/")) for one in expanded),
+            negated,
+            anchored,
+        )
 
     def matches(self, file: Path, root: Path, shown: str) -> bool:
         """Whether ``file`` (``shown`` relative to the working directory) is one this glob
@@ -119,11 +122,12 @@ def _expand_braces(text: str) -> list[str]:
 
 def _brace_group(text: str) -> tuple[int, int, list[str]] | None:
     """The first ``{...}`` with a comma of its own: its start, its end and its parts (one pass:
-    a hostile ``{{{{...`` costs its length, not its square)."""
+    a hostile ``{{{{...`` costs its length, not its square). An escaped ``\\{`` and one in a
+    ``[...]`` class are no brace, as in ripgrep."""
     opened: list[int] = []
     commas: dict[int, list[int]] = {}
     found: tuple[int, int] | None = None
-    for at, char in enumerate(text):
+    for at, char in _plain_characters(text):
         if char == "{":
             opened.append(at)
         elif char == "}" and opened:
@@ -138,6 +142,54 @@ def _brace_group(text: str) -> tuple[int, int, list[str]] | None:
     cuts = [start, *commas[start], end]
     parts = [text[cuts[i] + 1 : cuts[i + 1]] for i in range(len(cuts) - 1)]
     return start, end + 1, parts
+
+
+def _plain_characters(text: str) -> Iterator[tuple[int, str]]:
+    """``text``'s characters with their index, leaving out those made plain: the one after a
+    backslash and those of a ``[...]`` class."""
+    last_close = text.rfind("]")
+    at = 0
+    while at < len(text):
+        if text[at] == "\\":
+            at += 2
+        elif (end := _class_end(text, at, last_close)) is not None:
+            at = end
+        else:
+            yield at, text[at]
+            at += 1
+
+
+def _class_end(text: str, at: int, last_close: int) -> int | None:
+    """Where the ``[...]`` class opening at ``at`` ends, closed as fnmatch closes it; ``None``
+    when ``at`` opens none (a ``[`` no ``]`` closes is plain). No ``]`` is looked for past the
+    ``last_close`` of ``text``, so a hostile ``[[[[...`` costs its length, not its square."""
+    if text[at] != "[":
+        return None
+    inner = at + 1 + text.startswith("!", at + 1)
+    inner += text.startswith("]", inner)
+    return text.index("]", inner) + 1 if inner <= last_close else None
+
+
+def _unescaped(name: str) -> str:
+    """``name`` (one name of a glob) for fnmatch, which reads no backslash: an escaped ``*``,
+    ``?`` or ``[`` as a class of that one character, any other as itself; classes as written."""
+    if "\\" not in name:
+        return name
+    last_close = name.rfind("]")
+    pieces: list[str] = []
+    at = 0
+    while at < len(name):
+        if name[at] == "\\" and at + 1 < len(name):
+            plain = name[at + 1]
+            pieces.append(f"[{plain}]" if plain in "*?[" else plain)
+            at += 2
+        elif (end := _class_end(name, at, last_close)) is not None:
+            pieces.append(name[at:end])
+            at = end
+        else:
+            pieces.append(name[at])
+            at += 1
+    return "".join(pieces)
 
 
 def _path_matches(segments: tuple[str, ...], file: Path, root: Path, shown: str) -> bool:

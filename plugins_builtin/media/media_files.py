@@ -107,5 +107,8 @@ def _copied(made: Path, target: Path, raw: str) -> None:
         target.unlink(missing_ok=True)  # this call's own new file, never another's
         if isinstance(exc, OSError):  # a full disk, a file size limit, a share gone away
             why = exc.strerror or str(exc)
-            raise MediaRefused(f"could not write {raw}: {why}; nothing was saved") from None
+            raise MediaRefused(
+                f"could not write {raw}: {why}; nothing was saved: ask the user to free "
+                "space there, or give another path"
+            ) from None
         raise

@@ -163,7 +163,8 @@ runpy.run_module("hermes_core", run_name="__main__")
 @pytest.mark.subprocess
 def test_speech_whose_copy_fails_is_one_line_and_leaves_nothing(tmp_path: Path, work: Path) -> None:
     """Without hard links the speech is copied to its name; a copy that failed (a full disk)
-    was the generic `text_to_speech failed: OSError: ...`, unlike image_generate's."""
+    was the generic `text_to_speech failed: OSError: ...`, unlike image_generate's; then one
+    line that did not say what to do."""
     home = tmp_path / "home"
     home.mkdir()
     command = "sh -c 'ulimit -f unlimited; head -c 200000 /dev/zero > \"$1\"' sh {output}"
@@ -183,6 +184,6 @@ def test_speech_whose_copy_fails_is_one_line_and_leaves_nothing(tmp_path: Path, 
     assert done.stdout == ""
     assert done.stderr == (
         "error (TOOL_ERROR): text_to_speech: could not write hello.txt: File too large; "
-        "nothing was saved\n"
+        "nothing was saved: ask the user to free space there, or give another path\n"
     )
     assert list(work.iterdir()) == []
