@@ -159,3 +159,26 @@ def test_the_note_says_what_was_cut_when_whole_blocks_were_left_out() -> None:
         "266,720 of its 356,720 characters were cut (left out whole: 20 image blocks); "
         "ask the tool for less (a page, a filter, a range)]"
     )
+
+
+def test_base64_wrapped_in_lines_is_counted_as_its_bytes() -> None:
+    """Some servers send MIME-style base64, in lines of 76 with a last newline
+    (``base64.encodebytes``): decoders skip the whitespace, but the model read
+    ``[image: image/png, 13,512 characters that are not base64]``. URL-safe base64 is no
+    base64 an MCP client reads, and is said so."""
+    import base64
+
+    from hermes_core._block_lines import block_line
+
+    wrapped = base64.encodebytes(bytes(10_001)).decode()
+    assert block_line({"type": "image", "data": wrapped, "mimeType": "image/png"}) == (
+        "[image: image/png, 10,001 bytes]"
+    )
+    crlf = wrapped.replace("\n", "\r\n")
+    assert block_line({"type": "audio", "data": crlf, "mimeType": "audio/wav"}) == (
+        "[audio: audio/wav, 10,001 bytes]"
+    )
+    url_safe = base64.urlsafe_b64encode(b"\xfb\xff" * 3).decode()
+    assert block_line({"type": "image", "data": url_safe, "mimeType": "image/png"}) == (
+        "[image: image/png, 8 characters that are not base64]"
+    )
