@@ -32,6 +32,7 @@ def cut_blocks(
     if total <= limit and not dropped_structured:
         return blocks, structured
     kept: list[dict[str, Any]] = []
+    left_out: dict[str, int] = {}  # a kind of block: how many were left out whole
     room = limit
     for block, size in zip(blocks, sizes, strict=True):
         if size <= room:
@@ -40,9 +41,17 @@ def cut_blocks(
         elif block.get("type") == "text" and room > 0:
             kept.append({**block, "text": block["text"][:room]})
             room = 0
+        else:
+            kind = str(block.get("type", "unknown")).replace("_", " ")
+            left_out[kind] = left_out.get(kind, 0) + 1
     said = []
     if total > limit:
-        said.append(f"{total - limit:,} of its {total:,} characters were cut")
+        # A block left out whole leaves its room unused: what was cut is more than total - limit.
+        cut = f"{total - (limit - room):,} of its {total:,} characters were cut"
+        if left_out:
+            whole = ", ".join(f"{n:,} {kind} block{'s' * (n > 1)}" for kind, n in left_out.items())
+            cut += f" (left out whole: {whole})"
+        said.append(cut)
     if dropped_structured:
         said.append("its structured content was left out")
     note = (

@@ -481,3 +481,28 @@ def test_a_user_plugin_named_like_a_bundled_one_or_a_doctor_group_is_shown_as_th
     assert found[("thing", "mine")]["message"] == "the user's own"
     assert str(thing) not in table
     assert f"memory (user plugin {memory})" in table
+
+
+def test_web_says_a_trafilatura_that_does_not_import(
+    cli: InProcessCli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Installed but broken (lxml 5.2 moved lxml.html.clean out, and trafilatura imports it):
+    # the doctor found the package and said ok, while every web_extract call failed.
+    broken = tmp_path / "site" / "trafilatura"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text(
+        "raise ImportError('lxml.html.clean module is now a separate project lxml_html_clean')\n",
+        encoding="utf-8",
+    )
+    for name in [name for name in sys.modules if name.split(".")[0] == "trafilatura"]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(broken.parent))
+
+    found = checks(cli, "--offline", env=cli.variables())
+
+    assert found[("web", "extraction")]["status"] == "warning"
+    assert found[("web", "extraction")]["message"] == (
+        "web_extract cannot read pages: trafilatura does not import (lxml.html.clean module is "
+        "now a separate project lxml_html_clean): pip install 'hermes-core-agent[web]' "
+        "(docs/web.md) in the Python that runs hermes; web_search does not need it"
+    )

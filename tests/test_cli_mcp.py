@@ -410,6 +410,32 @@ def test_a_missing_module_says_how_to_install_it_for_that_interpreter(cli: Cli) 
     ) in done.stdout + done.stderr
 
 
+def test_a_missing_module_of_an_externally_managed_python_says_to_use_a_venv(cli: Cli) -> None:
+    """A system Python marked EXTERNALLY-MANAGED (PEP 668: Debian's, Ubuntu's ``/usr/bin/python3``)
+    refuses ``-m pip install``: the remedy said was one that fails there."""
+    prefix = cli.root / "system"
+    (prefix / "bin").mkdir(parents=True)
+    python3 = prefix / "bin" / "python3"
+    python3.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    python3.chmod(0o755)
+    (prefix / "lib" / "python3.11").mkdir(parents=True)
+    (prefix / "lib" / "python3.11" / "EXTERNALLY-MANAGED").write_text(
+        "[externally-managed]\n", encoding="utf-8"
+    )
+    path = os.pathsep.join((str(prefix / "bin"), cli.variables()["PATH"]))
+    write_servers(cli, {"nomod": {"command": "python3", "args": ["-m", "no_such_module_xyz"]}})
+
+    done = cli.run("mcp", "list", ok=False, env=cli.variables(PATH=path))
+
+    assert done.returncode == 1
+    assert (
+        f"the interpreter {python3} has no module named 'no_such_module_xyz': it is "
+        "externally managed (PEP 668), so pip refuses to install there: make a virtual "
+        f"environment ({python3} -m venv DIR, then DIR/bin/python -m pip install PACKAGE) and "
+        "give DIR/bin/python as the server's command"
+    ) in done.stdout + done.stderr
+
+
 def test_one_shot_commands_do_not_reconnect(cli: Cli) -> None:
     # The hanging server keeps the start waiting 3 s, long enough for reconnects of the broken
     # one (after 1 s and 2 s) had the command scheduled any.

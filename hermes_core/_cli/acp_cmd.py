@@ -21,6 +21,9 @@ MISSING_EXTRA = (
     "hermes acp needs the Agent Client Protocol SDK: pip install 'hermes-core-agent[acp]'"
 )
 """What ``hermes acp`` says when the ``acp`` extra is not installed."""
+SDK_MINOR = "0.12"
+"""The minor version of agent-client-protocol hermes speaks (the ``acp`` extra's pin in
+pyproject.toml: each minor version changes the schema)."""
 
 
 @click.command("acp")
@@ -35,6 +38,7 @@ def acp() -> None:
 
     if importlib.util.find_spec("acp") is None:
         raise HermesError(MISSING_EXTRA)  # `hermes: error: ...`, status 2, as every missing extra
+    _check_sdk_version()
     from hermes_core._acp.stdio import run_stdio
 
     configure_logging("hermes acp", with_names=True)
@@ -44,3 +48,19 @@ def acp() -> None:
     env = environment()
     # The configuration is read once initialize is answered: an editor waits for that answer.
     run_stdio(env, lambda: load_config_in_effect(env))
+
+
+def _check_sdk_version() -> None:
+    """A :class:`HermesError` when the installed agent-client-protocol is not of
+    :data:`SDK_MINOR` (upgraded past the extra's pin); none when its version is unknown."""
+    from importlib import metadata
+
+    try:
+        version = metadata.version("agent-client-protocol")
+    except metadata.PackageNotFoundError:  # imported from a checkout: nothing to compare
+        return
+    if version.split(".")[:2] != SDK_MINOR.split("."):
+        raise HermesError(
+            f"hermes acp speaks the Agent Client Protocol SDK {SDK_MINOR}, not the "
+            f"agent-client-protocol {version} installed: pip install 'hermes-core-agent[acp]'"
+        )

@@ -125,6 +125,7 @@ def _as_json(one: Recorded) -> dict[str, Any]:
         "messages": one.messages,
         "subagents": one.subagents,
         "cwd": one.cwd,
+        "job": one.job,
         "title": one.title,
         "first_message": one.first_message,
         "bytes": one.size,
@@ -227,6 +228,8 @@ def show_command(session: str, as_json: bool) -> None:
         about.append(f"in {header['cwd']}")
     if header.get("parent"):
         about.append(f"a subagent of {header['parent']}")
+    if header.get("job"):  # --continue passes over it: say why
+        about.append(f"a run of cron job {header['job']}")
     said = f" ({printable(', '.join(about))})" if about else ""
     title = quoted(history.title)
     name = f"{transcript.path.stem} {title}" if title else transcript.path.stem

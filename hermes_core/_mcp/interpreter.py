@@ -35,6 +35,7 @@ __all__ = [
     "find_command",
     "ignores_environment",
     "imports_from_working_directory",
+    "install_remedy",
     "is_python",
     "module_run",
     "npm_global_config",
@@ -255,3 +256,17 @@ def module_run(command: str, args: Sequence[str]) -> tuple[str, Sequence[str]]:
                     taking_value = at == len(arg)
                     break
     return command, args
+
+
+def install_remedy(found: str) -> str:
+    """How to install a server's package for the Python ``found`` (``PREFIX/bin/python3``):
+    ``-m pip install``, unless ``PREFIX/lib/python3.*/EXTERNALLY-MANAGED`` marks it as a
+    distribution's (PEP 668), whose pip refuses: a virtual environment then (whose prefix has
+    no marker)."""
+    if any(Path(found).parent.parent.glob("lib/python3*/EXTERNALLY-MANAGED")):
+        return (
+            "it is externally managed (PEP 668), so pip refuses to install there: make a "
+            f"virtual environment ({found} -m venv DIR, then DIR/bin/python -m pip install "
+            "PACKAGE) and give DIR/bin/python as the server's command"
+        )
+    return f"install the server's package there ({found} -m pip install PACKAGE)"

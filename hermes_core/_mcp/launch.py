@@ -64,6 +64,7 @@ from hermes_core._mcp.interpreter import (
     env_directory,
     ignores_environment,
     imports_from_working_directory,
+    install_remedy,
     module_run,
     npm_global_config,
     run_by_env,
@@ -446,4 +447,4 @@ def missing_module_note(
             f"{said}: {top.name} in {cwd} is the project's, which a server imports only when "
             f"{PROJECT_GATE_FLAG}=1 is set in the environment (for a project you trust)"
         )
-    return f"{said}: install the server's package there ({found} -m pip install PACKAGE)"
+    return f"{said}: {install_remedy(found)}"

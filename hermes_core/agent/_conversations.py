@@ -75,6 +75,8 @@ class Recorded:
     damaged: str | None = None
     """Why its contents cannot be read back (the line that is no message), else ``None``."""
     subagents: int = 0
+    job: str | None = None
+    """The cron job it is a run of (its latest header's ``job``), else ``None``."""
     title: str | None = None
     """Its latest title (:mod:`hermes_core.agent._titles`), looked for in the file's last
     :data:`COUNTED_BYTES`; ``None`` when it has none there."""
@@ -133,6 +135,7 @@ def recorded(transcript: Transcript) -> Recorded:
         model=_text(header.get("model")),
         cwd=_text(header.get("cwd")),
         parent=_text(header.get("parent")),
+        job=_text(header.get("job")),
         messages=messages,
         first_message=first_message,
         damaged=damaged,

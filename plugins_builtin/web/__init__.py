@@ -204,6 +204,15 @@ def hermes_doctor_checks() -> Sequence[DoctorCheckSpec]:
     def extraction() -> DoctorResult:
         if importlib.util.find_spec("trafilatura") is None:
             return DoctorResult("not checked", EXTRACTION_MISSING)
+        try:  # found is not enough: one whose own imports fail (lxml_html_clean) fails each call
+            importlib.import_module("trafilatura")
+        except ImportError as exc:
+            return DoctorResult(
+                "warning",
+                f"web_extract cannot read pages: trafilatura does not import ({exc}): "
+                "pip install 'hermes-core-agent[web]' (docs/web.md) in the Python that runs "
+                "hermes; web_search does not need it",
+            )
         return DoctorResult("ok", "trafilatura is installed: web_extract reads pages")
 
     return [DoctorCheckSpec("extraction", extraction)]

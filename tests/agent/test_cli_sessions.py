@@ -589,3 +589,17 @@ def test_a_conversation_deleted_while_a_chat_holds_it_starts_again_as_a_whole_tr
     (listed,) = json.loads(hermes_cli.run("sessions", "list", "--json").stdout)
     assert listed["id"] == path.stem
     assert listed["first_message"] == "go on"
+
+
+def test_show_and_list_json_say_a_cron_job_s_run(hermes_cli: InProcessCli) -> None:
+    # A cron job's run (its header's job) was shown and listed as any conversation of the
+    # directory: nothing told it from the user's own, which --continue takes up and it not.
+    path = hermes_cli.home / "sessions" / "ccc333.jsonl"
+    path.parent.mkdir(exist_ok=True)
+    Transcript(path).start("ccc333", model="fake-1", cwd=str(hermes_cli.work), job="j1b2")
+    Transcript(path).add(Message("user", "Sum up the logs"))
+    write(hermes_cli, "bbb222", "mine", "right")
+    assert "a run of cron job j1b2" in hermes_cli.run("sessions", "show", "ccc").stdout
+    assert "cron job" not in hermes_cli.run("sessions", "show", "bbb").stdout
+    listed = json.loads(hermes_cli.run("sessions", "list", "--json").stdout)
+    assert {one["id"]: one["job"] for one in listed} == {"ccc333": "j1b2", "bbb222": None}

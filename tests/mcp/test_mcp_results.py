@@ -137,3 +137,48 @@ def test_an_images_size_is_counted_without_a_copy_of_its_bytes() -> None:
 
     assert line == "[image: image/png, 37,000,000 bytes]"
     assert peak < 1_000_000, f"{peak:,} bytes"
+
+
+def test_the_note_says_what_was_cut_when_whole_blocks_were_left_out() -> None:
+    """A text of 90,000 characters and 20 images of 13,336 characters of base64 each, under a
+    limit of 100,000: the text was kept and every image left out, but the note said 256,720
+    characters were cut (the total less the limit, not less what was kept) and nothing of the
+    images, so the model did not know it missed 20 of them."""
+    import base64
+
+    data = base64.b64encode(bytes(10_000)).decode()
+    content = [{"type": "text", "text": "t" * 90_000}]
+    content += [{"type": "image", "data": data, "mimeType": "image/png"}] * 20
+    answer = mcp_types.CallToolResult.model_validate({"content": content})
+
+    result = normalize_call_result(answer, server="acme", limit=100_000)
+
+    assert [block["type"] for block in result.content] == ["text", "text"]
+    assert result.content[-1]["text"] == (
+        "[... this result was longer than mcp_servers.acme.max_result_chars (100,000): "
+        "266,720 of its 356,720 characters were cut (left out whole: 20 image blocks); "
+        "ask the tool for less (a page, a filter, a range)]"
+    )
+
+
+def test_base64_wrapped_in_lines_is_counted_as_its_bytes() -> None:
+    """Some servers send MIME-style base64, in lines of 76 with a last newline
+    (``base64.encodebytes``): decoders skip the whitespace, but the model read
+    ``[image: image/png, 13,512 characters that are not base64]``. URL-safe base64 is no
+    base64 an MCP client reads, and is said so."""
+    import base64
+
+    from hermes_core._block_lines import block_line
+
+    wrapped = base64.encodebytes(bytes(10_001)).decode()
+    assert block_line({"type": "image", "data": wrapped, "mimeType": "image/png"}) == (
+        "[image: image/png, 10,001 bytes]"
+    )
+    crlf = wrapped.replace("\n", "\r\n")
+    assert block_line({"type": "audio", "data": crlf, "mimeType": "audio/wav"}) == (
+        "[audio: audio/wav, 10,001 bytes]"
+    )
+    url_safe = base64.urlsafe_b64encode(b"\xfb\xff" * 3).decode()
+    assert block_line({"type": "image", "data": url_safe, "mimeType": "image/png"}) == (
+        "[image: image/png, 8 characters that are not base64]"
+    )
