@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from hermes_core import Config, Environment
+from hermes_core import Config, Environment, ToolResult
 from hermes_core.testing import make_host
 from plugins_builtin.browser.chromium import ChromiumMissing, find_chromium
 
@@ -153,6 +153,18 @@ def _handler(seen: list[str], release: threading.Event) -> type[BaseHTTPRequestH
             self.wfile.write(body)
 
     return Handler
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Playwright for Python runs on asyncio."""
+    return "asyncio"
+
+
+def ok_text(result: ToolResult) -> str:
+    """The text of ``result``, which must not be an error (its text says why it is)."""
+    assert not result.is_error, result.text_content
+    return result.text_content
 
 
 @pytest.fixture(scope="session")

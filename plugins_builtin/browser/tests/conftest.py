@@ -1,5 +1,5 @@
 """The fixtures of browser_site.py, for every test of the browser tools."""
 
-from browser_site import chromium, host_factory, site
+from browser_site import anyio_backend, chromium, host_factory, site
 
-__all__ = ["chromium", "host_factory", "site"]
+__all__ = ["anyio_backend", "chromium", "host_factory", "site"]

@@ -11,23 +11,12 @@ from typing import Any
 
 import anyio
 import pytest
-from browser_site import Site
+from browser_site import Site, ok_text
 
-from hermes_core.plugin import Session, ToolResult
+from hermes_core.plugin import Session
 from plugins_builtin.browser import STATE_KEY
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """Playwright for Python runs on asyncio."""
-    return "asyncio"
-
-
-def _ok(result: ToolResult) -> str:
-    assert not result.is_error, result.text_content
-    return result.text_content
 
 
 def _chromium_of_this_test(renderer: bool) -> list[int]:
@@ -63,7 +52,7 @@ async def test_a_killed_chromium_is_said_and_the_next_navigation_starts_a_new_on
 ) -> None:
     host = host_factory()
     async with host.session() as session:
-        _ok(await host.dispatch("browser_navigate", {"url": site.at("/visits")}, session))
+        ok_text(await host.dispatch("browser_navigate", {"url": site.at("/visits")}, session))
         await _kill(renderer, session)
         reopened = await host.dispatch("browser_navigate", {"url": site.at("/visits")}, session)
         await _kill(renderer, session)
@@ -71,15 +60,15 @@ async def test_a_killed_chromium_is_said_and_the_next_navigation_starts_a_new_on
         opened = await host.dispatch("browser_navigate", {"url": site.at("/visits")}, session)
         again = await host.dispatch("browser_snapshot", {}, session)
 
-    text = _ok(reopened)
+    text = ok_text(reopened)
     assert "visit number 1" in text  # a new browser: the old one's cookie is gone
     assert "crashed or was killed" in text
     assert "a new browser was started" in text
     assert snapshot.error_code == "TOOL_ERROR"
     assert "crashed or was killed" in snapshot.text_content, snapshot.text_content
     assert "call browser_navigate" in snapshot.text_content
-    assert "visit number 1" in _ok(opened)
-    assert "visit number 1" in _ok(again)
+    assert "visit number 1" in ok_text(opened)
+    assert "visit number 1" in ok_text(again)
 
 
 async def _kill(renderer: bool, session: Session) -> None:

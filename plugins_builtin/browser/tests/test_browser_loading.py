@@ -7,22 +7,9 @@ import re
 from typing import Any
 
 import pytest
-from browser_site import Site, browser_config
-
-from hermes_core.plugin import ToolResult
+from browser_site import Site, browser_config, ok_text
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """Playwright for Python runs on asyncio."""
-    return "asyncio"
-
-
-def _ok(result: ToolResult) -> str:
-    assert not result.is_error, result.text_content
-    return result.text_content
 
 
 async def test_after_a_navigation_that_timed_out_the_page_shown_can_be_read(
@@ -32,14 +19,14 @@ async def test_after_a_navigation_that_timed_out_the_page_shown_can_be_read(
     # on it for action_timeout, then failed ('reading the page timed out').
     host = host_factory(browser_config(navigation_timeout=2, action_timeout=30))
     async with host.session() as session:
-        _ok(await host.dispatch("browser_navigate", {"url": site.at("/about")}, session))
+        ok_text(await host.dispatch("browser_navigate", {"url": site.at("/about")}, session))
         timed_out = await host.dispatch("browser_navigate", {"url": site.at("/never")}, session)
         snapshot = await host.dispatch("browser_snapshot", {}, session)
 
     assert timed_out.error_code == "TOOL_ERROR"
     assert "timed out" in timed_out.text_content
     assert "loading was stopped" in timed_out.text_content, timed_out.text_content
-    assert 'heading "About us"' in _ok(snapshot)
+    assert 'heading "About us"' in ok_text(snapshot)
 
 
 async def test_a_click_onto_a_page_that_never_loads_shows_the_page_there_is(
@@ -47,16 +34,18 @@ async def test_a_click_onto_a_page_that_never_loads_shows_the_page_there_is(
 ) -> None:
     host = host_factory(browser_config(navigation_timeout=2, action_timeout=30))
     async with host.session() as session:
-        page = _ok(await host.dispatch("browser_navigate", {"url": site.at("/to-never")}, session))
+        page = ok_text(
+            await host.dispatch("browser_navigate", {"url": site.at("/to-never")}, session)
+        )
         link = re.search(r'link "Never" \[ref=(\w+)\]', page)
         assert link, page
         clicked = await host.dispatch("browser_click", {"ref": link.group(1)}, session)
         snapshot = await host.dispatch("browser_snapshot", {}, session)
 
-    text = _ok(clicked)
+    text = ok_text(clicked)
     assert "the page had not finished loading" in text
     assert "loading was stopped" in text
-    assert 'link "Never"' in _ok(snapshot)
+    assert 'link "Never"' in ok_text(snapshot)
 
 
 async def test_a_page_asking_to_stay_cannot_keep_the_browser_on_it(
@@ -66,23 +55,23 @@ async def test_a_page_asking_to_stay_cannot_keep_the_browser_on_it(
     # (net::ERR_ABORTED), browser_back timed out, a link led nowhere, until browser_close.
     host = host_factory()
     async with host.session() as session:
-        page = _ok(await host.dispatch("browser_navigate", {"url": site.at("/stay")}, session))
+        page = ok_text(await host.dispatch("browser_navigate", {"url": site.at("/stay")}, session))
         edit = re.search(r'button "Edit" \[ref=(\w+)\]', page)
         leave = re.search(r'link "Leave" \[ref=(\w+)\]', page)
         assert edit, page
         assert leave, page
-        _ok(await host.dispatch("browser_click", {"ref": edit.group(1)}, session))
-        clicked = _ok(await host.dispatch("browser_click", {"ref": leave.group(1)}, session))
-        back = _ok(await host.dispatch("browser_back", {}, session))
+        ok_text(await host.dispatch("browser_click", {"ref": edit.group(1)}, session))
+        clicked = ok_text(await host.dispatch("browser_click", {"ref": leave.group(1)}, session))
+        back = ok_text(await host.dispatch("browser_back", {}, session))
         edit = re.search(r'button "Edit" \[ref=(\w+)\]', back)
         assert edit, back
-        _ok(await host.dispatch("browser_click", {"ref": edit.group(1)}, session))
+        ok_text(await host.dispatch("browser_click", {"ref": edit.group(1)}, session))
         navigated = await host.dispatch("browser_navigate", {"url": site.at("/about")}, session)
 
     assert 'heading "About us"' in clicked
     assert "beforeunload dialog" in clicked
     assert "page: 'Stay'" in back
-    assert 'heading "About us"' in _ok(navigated)
+    assert 'heading "About us"' in ok_text(navigated)
 
 
 async def test_going_back_to_a_page_that_no_longer_loads_stops_and_the_page_can_be_read(
@@ -90,15 +79,15 @@ async def test_going_back_to_a_page_that_no_longer_loads_stops_and_the_page_can_
 ) -> None:
     host = host_factory(browser_config(navigation_timeout=2, action_timeout=30))
     async with host.session() as session:
-        _ok(await host.dispatch("browser_navigate", {"url": site.at("/once")}, session))
-        _ok(await host.dispatch("browser_navigate", {"url": site.at("/about")}, session))
+        ok_text(await host.dispatch("browser_navigate", {"url": site.at("/once")}, session))
+        ok_text(await host.dispatch("browser_navigate", {"url": site.at("/about")}, session))
         back = await host.dispatch("browser_back", {}, session)
         snapshot = await host.dispatch("browser_snapshot", {}, session)
 
     assert back.error_code == "TOOL_ERROR"
     assert "going back timed out" in back.text_content
     assert "loading was stopped" in back.text_content, back.text_content
-    assert 'heading "About us"' in _ok(snapshot)
+    assert 'heading "About us"' in ok_text(snapshot)
 
 
 async def test_a_page_opening_dialogs_without_end_cannot_hold_a_navigation_away(
@@ -110,7 +99,7 @@ async def test_a_page_opening_dialogs_without_end_cannot_hold_a_navigation_away(
     async with host.session() as session:
         leaving = []
         for _ in range(2):
-            _ok(await host.dispatch("browser_navigate", {"url": site.at("/alerts")}, session))
+            ok_text(await host.dispatch("browser_navigate", {"url": site.at("/alerts")}, session))
             leaving.append(
                 await host.dispatch("browser_navigate", {"url": site.at("/about")}, session)
             )
@@ -120,4 +109,4 @@ async def test_a_page_opening_dialogs_without_end_cannot_hold_a_navigation_away(
         assert result.error_code != "TIMEOUT", result.text_content
         if result.is_error:  # said, with what to do
             assert "call browser_navigate" in result.text_content, result.text_content
-    assert 'heading "About us"' in _ok(after)
+    assert 'heading "About us"' in ok_text(after)

@@ -17,12 +17,6 @@ from plugins_builtin.browser.guard import REFUSED_HEADER, AddressProxy, Refused
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    """The proxy runs on asyncio, as Playwright does."""
-    return "asyncio"
-
-
 def _rule(url: str) -> list[str]:
     """A fake DNS and address rule: ``pinned.invalid`` (a name no resolver knows) is checked
     as 127.0.0.1; everything else is refused."""

@@ -7,22 +7,9 @@ import re
 from typing import Any
 
 import pytest
-from browser_site import Site
-
-from hermes_core.plugin import ToolResult
+from browser_site import Site, ok_text
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """Playwright for Python runs on asyncio."""
-    return "asyncio"
-
-
-def _ok(result: ToolResult) -> str:
-    assert not result.is_error, result.text_content
-    return result.text_content
 
 
 def _ref(snapshot: str, role: str, name: str) -> str:
@@ -42,12 +29,14 @@ async def test_a_click_that_opens_a_pdf_or_an_image_says_what_it_is(
     # blank page of the site, to the model.
     host = host_factory()
     async with host.session() as session:
-        page = _ok(await host.dispatch("browser_navigate", {"url": site.at("/papers")}, session))
-        clicked = _ok(
+        page = ok_text(
+            await host.dispatch("browser_navigate", {"url": site.at("/papers")}, session)
+        )
+        clicked = ok_text(
             await host.dispatch("browser_click", {"ref": _ref(page, "link", link)}, session)
         )
-        again = _ok(await host.dispatch("browser_snapshot", {}, session))
-        back = _ok(await host.dispatch("browser_back", {}, session))
+        again = ok_text(await host.dispatch("browser_snapshot", {}, session))
+        back = ok_text(await host.dispatch("browser_back", {}, session))
 
     for text in (clicked, again):
         assert f"{site.at(path)} is {kind}, not a web page" in text, text
@@ -62,7 +51,7 @@ async def test_a_page_the_snapshot_shows_nothing_of_says_so_and_what_shows_it(
     async with host.session() as session:
         result = await host.dispatch("browser_navigate", {"url": site.at("/pictures")}, session)
 
-    text = _ok(result)
+    text = ok_text(result)
     assert "page: 'Pictures'" in text
     assert "the snapshot shows nothing of this page" in text, text
     assert "browser_vision" in text
@@ -72,8 +61,10 @@ async def test_a_file_input_clicked_is_said_to_get_no_file(host_factory: Any, si
     # The click went on in silence: nothing said that no file would ever be chosen.
     host = host_factory()
     async with host.session() as session:
-        page = _ok(await host.dispatch("browser_navigate", {"url": site.at("/upload")}, session))
-        clicked = _ok(
+        page = ok_text(
+            await host.dispatch("browser_navigate", {"url": site.at("/upload")}, session)
+        )
+        clicked = ok_text(
             await host.dispatch(
                 "browser_click", {"ref": _ref(page, "button", "Your file")}, session
             )

@@ -7,22 +7,9 @@ from typing import Any
 
 import anyio
 import pytest
-from browser_site import Site
-
-from hermes_core.plugin import ToolResult
+from browser_site import Site, ok_text
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """Playwright for Python runs on asyncio."""
-    return "asyncio"
-
-
-def _ok(result: ToolResult) -> str:
-    assert not result.is_error, result.text_content
-    return result.text_content
 
 
 @pytest.mark.parametrize(
@@ -47,7 +34,7 @@ async def test_a_navigation_ended_by_a_network_error_says_why_and_the_next_one_l
     assert refused.text_content.startswith(f"loading {site.at(path)} was refused: ")
     assert said in refused.text_content
     assert "ERR_UNSAFE_REDIRECT" not in refused.text_content
-    assert 'heading "About us"' in _ok(after)
+    assert 'heading "About us"' in ok_text(after)
 
 
 async def test_a_websocket_of_the_page_to_a_refused_address_is_noted(
@@ -57,10 +44,12 @@ async def test_a_websocket_of_the_page_to_a_refused_address_is_noted(
     # failed request to Playwright.
     host = host_factory()
     async with host.session() as session:
-        said = _ok(await host.dispatch("browser_navigate", {"url": site.at("/sockets")}, session))
+        said = ok_text(
+            await host.dispatch("browser_navigate", {"url": site.at("/sockets")}, session)
+        )
         with anyio.fail_after(30):
             while "10.0.0.2" not in said or "169.254.169.254" not in said:
-                said += _ok(await host.dispatch("browser_snapshot", {}, session))
+                said += ok_text(await host.dispatch("browser_snapshot", {}, session))
                 await anyio.sleep(0.2)
 
     assert "note: refused a request of the page: " in said

@@ -12,12 +12,6 @@ from browser_site import Site
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    """Playwright for Python runs on asyncio."""
-    return "asyncio"
-
-
 async def test_a_full_page_screenshot_of_a_very_tall_page_is_its_top_said_so(
     host_factory: Any, site: Site
 ) -> None:

@@ -12,17 +12,9 @@ from typing import Any
 
 import anyio
 import pytest
-from browser_site import Site, browser_config
-
-from hermes_core.plugin import ToolResult
+from browser_site import Site, browser_config, ok_text
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """Playwright for Python runs on asyncio."""
-    return "asyncio"
 
 
 def _ref(snapshot: str, role: str, name: str) -> str:
@@ -31,23 +23,20 @@ def _ref(snapshot: str, role: str, name: str) -> str:
     return found.group(1)
 
 
-def _ok(result: ToolResult) -> str:
-    assert not result.is_error, result.text_content
-    return result.text_content
-
-
 async def test_navigate_snapshot_type_and_click_submit_a_form(
     host_factory: Any, site: Site
 ) -> None:
     host = host_factory()
     async with host.session() as session:
-        page = _ok(await host.dispatch("browser_navigate", {"url": site.at("/")}, session))
+        page = ok_text(await host.dispatch("browser_navigate", {"url": site.at("/")}, session))
         email, password = _ref(page, "textbox", "Email"), _ref(page, "textbox", "Password")
         send = _ref(page, "button", "Send")
-        _ok(await host.dispatch("browser_type", {"ref": email, "text": "ann@example.org"}, session))
-        _ok(await host.dispatch("browser_type", {"ref": password, "text": "secret"}, session))
-        after = _ok(await host.dispatch("browser_click", {"ref": send}, session))
-        again = _ok(await host.dispatch("browser_snapshot", {}, session))
+        ok_text(
+            await host.dispatch("browser_type", {"ref": email, "text": "ann@example.org"}, session)
+        )
+        ok_text(await host.dispatch("browser_type", {"ref": password, "text": "secret"}, session))
+        after = ok_text(await host.dispatch("browser_click", {"ref": send}, session))
+        again = ok_text(await host.dispatch("browser_snapshot", {}, session))
 
     assert "page: 'Sign in'" in page
     assert 'heading "Welcome, ann@example.org"' in after
@@ -64,10 +53,10 @@ async def test_a_page_the_server_answered_with_an_error_status_says_so(
         missing = await host.dispatch("browser_navigate", {"url": site.at("/missing")}, session)
         found = await host.dispatch("browser_navigate", {"url": site.at("/")}, session)
 
-    assert "the server answered HTTP 404" in _ok(missing)
+    assert "the server answered HTTP 404" in ok_text(missing)
     assert missing.structured is not None
     assert missing.structured["status"] == 404
-    assert "the server answered" not in _ok(found)
+    assert "the server answered" not in ok_text(found)
     assert found.structured is not None
     assert found.structured["status"] == 200
 
@@ -150,7 +139,7 @@ async def test_a_redirect_and_a_page_request_to_a_private_address_are_refused(
         redirected = await host.dispatch(
             "browser_navigate", {"url": site.at("/to-metadata")}, session
         )
-        hostile = _ok(
+        hostile = ok_text(
             await host.dispatch("browser_navigate", {"url": site.at("/hostile")}, session)
         )
 
@@ -166,9 +155,11 @@ async def test_a_hostile_page_dialog_window_and_download_are_contained(
 ) -> None:
     host = host_factory()
     async with host.session() as session:
-        page = _ok(await host.dispatch("browser_navigate", {"url": site.at("/hostile")}, session))
+        page = ok_text(
+            await host.dispatch("browser_navigate", {"url": site.at("/hostile")}, session)
+        )
         link = _ref(page, "link", "Get the file")
-        clicked = _ok(await host.dispatch("browser_click", {"ref": link}, session))
+        clicked = ok_text(await host.dispatch("browser_click", {"ref": link}, session))
 
     assert "the page opened an alert dialog ('first alert'); it was dismissed" in page
     assert "opened a new window" in page
@@ -184,7 +175,9 @@ async def test_a_page_that_never_loads_times_out_with_a_clear_error(
     host = host_factory(browser_config(navigation_timeout=2))
     async with host.session() as session:
         result = await host.dispatch("browser_navigate", {"url": site.at("/never")}, session)
-        after = _ok(await host.dispatch("browser_navigate", {"url": site.at("/about")}, session))
+        after = ok_text(
+            await host.dispatch("browser_navigate", {"url": site.at("/about")}, session)
+        )
 
     assert result.error_code == "TOOL_ERROR"
     assert "timed out" in result.text_content
@@ -195,8 +188,10 @@ async def test_each_session_has_its_own_context(host_factory: Any, site: Site) -
     host = host_factory()
     async with host.session() as first, host.session() as second:
         await host.dispatch("browser_navigate", {"url": site.at("/visits")}, first)
-        again = _ok(await host.dispatch("browser_navigate", {"url": site.at("/visits")}, first))
-        other = _ok(await host.dispatch("browser_navigate", {"url": site.at("/visits")}, second))
+        again = ok_text(await host.dispatch("browser_navigate", {"url": site.at("/visits")}, first))
+        other = ok_text(
+            await host.dispatch("browser_navigate", {"url": site.at("/visits")}, second)
+        )
 
     assert "visit number 2" in again  # the cookie stays within the session
     assert "visit number 1" in other  # and never reaches another session
@@ -205,7 +200,7 @@ async def test_each_session_has_its_own_context(host_factory: Any, site: Site) -
 async def test_no_chromium_process_is_left_after_the_session(host_factory: Any, site: Site) -> None:
     host = host_factory()
     async with host.session() as session:
-        _ok(await host.dispatch("browser_navigate", {"url": site.at("/")}, session))
+        ok_text(await host.dispatch("browser_navigate", {"url": site.at("/")}, session))
         started = _descendants_running("chrom")
         driver = _descendants_running("playwright")
     assert started, "no Chromium process was seen while the session was open"
@@ -222,7 +217,7 @@ async def test_references_unknown_keys_and_actions_before_navigation_are_clear(
     host = host_factory()
     async with host.session() as session:
         early = await host.dispatch("browser_click", {"ref": "e1"}, session)
-        _ok(await host.dispatch("browser_navigate", {"url": site.at("/")}, session))
+        ok_text(await host.dispatch("browser_navigate", {"url": site.at("/")}, session))
         missing = await host.dispatch("browser_click", {"ref": "e999"}, session)
         wrong = await host.dispatch("browser_click", {"ref": "button"}, session)
         key = await host.dispatch("browser_press", {"key": "NoSuchKey"}, session)
@@ -242,7 +237,7 @@ async def test_a_pages_title_and_address_are_bounded_as_its_snapshot_is(
     async with host.session() as session:
         result = await host.dispatch("browser_navigate", {"url": site.at("/long-named")}, session)
 
-    text = _ok(result)
+    text = ok_text(result)
     assert "Named at length" in text
     assert len(text) < 5_000
     assert result.structured is not None
@@ -260,7 +255,7 @@ async def test_a_long_title_is_cut_between_letters_a_reader_sees(
     async with host.session() as session:
         result = await host.dispatch("browser_navigate", {"url": site.at("/accented")}, session)
 
-    text = _ok(result)
+    text = ok_text(result)
     assert result.structured is not None
     title = result.structured["title"]
     assert len(title) <= 300
@@ -279,16 +274,20 @@ async def test_scroll_back_press_screenshot_and_close(
 ) -> None:
     host = host_factory()
     async with host.session() as session:
-        _ok(await host.dispatch("browser_navigate", {"url": site.at("/tall")}, session))
-        scrolled = _ok(await host.dispatch("browser_scroll", {"pages": 2}, session))
+        ok_text(await host.dispatch("browser_navigate", {"url": site.at("/tall")}, session))
+        scrolled = ok_text(await host.dispatch("browser_scroll", {"pages": 2}, session))
         shot = await host.dispatch("browser_screenshot", {}, session)
-        page = _ok(await host.dispatch("browser_navigate", {"url": site.at("/")}, session))
-        _ok(await host.dispatch("browser_click", {"ref": _ref(page, "link", "About us")}, session))
-        back = _ok(await host.dispatch("browser_back", {}, session))
+        page = ok_text(await host.dispatch("browser_navigate", {"url": site.at("/")}, session))
+        ok_text(
+            await host.dispatch("browser_click", {"ref": _ref(page, "link", "About us")}, session)
+        )
+        back = ok_text(await host.dispatch("browser_back", {}, session))
         field = _ref(back, "textbox", "Email")
-        _ok(await host.dispatch("browser_type", {"ref": field, "text": "bob@example.org"}, session))
-        pressed = _ok(await host.dispatch("browser_press", {"key": "Enter"}, session))
-        closed = _ok(await host.dispatch("browser_close", {}, session))
+        ok_text(
+            await host.dispatch("browser_type", {"ref": field, "text": "bob@example.org"}, session)
+        )
+        pressed = ok_text(await host.dispatch("browser_press", {"key": "Enter"}, session))
+        closed = ok_text(await host.dispatch("browser_close", {}, session))
         after = await host.dispatch("browser_snapshot", {}, session)
 
     assert re.search(r"scrolled down: showing 1600-2400 of \d+ pixels", scrolled)
