@@ -52,7 +52,7 @@ from hermes_core._serve.elicitation import (
 )
 from hermes_core._serve.parked import ParkedCalls, RoundResult, TooManyParked
 from hermes_core._session import Session
-from hermes_core._tools import ToolResult
+from hermes_core._tools import Tool, ToolResult
 from hermes_core._version import __version__
 
 __all__ = ["SERVER_NAME", "HostServer", "SessionScope"]
@@ -125,6 +125,7 @@ class HostServer:
         self._session: Session | None = None
         self._session_started: anyio.Event | None = None
         self._legacy_peer: ServerSession | None = None
+        self._converted: tuple[tuple[Tool, ...], list[mcp_types.Tool]] | None = None
         self._listed = anyio.Event()
         self._in_flight: set[anyio.CancelScope] = set()
         self._stopping = False
@@ -156,7 +157,11 @@ class HostServer:
     def tools(self, session: Session | None = None) -> list[mcp_types.Tool]:
         """The ``tools/list`` answer now: the assembled tool array as MCP tools."""
         assembly = self.host.assemble(self.context_length, session)
-        return mcp_tools(assembly.tools)
+        # The assembly is the same until a tool changes: converted once for it, not at each
+        # request (a schema's encodable check is most of it).
+        if self._converted is None or self._converted[0] is not assembly.tools:
+            self._converted = (assembly.tools, mcp_tools(assembly.tools))
+        return list(self._converted[1])
 
     def initialization_options(self) -> InitializationOptions:
         """What a 2025-era client learns at ``initialize``: tools, and that their list may
