@@ -212,9 +212,18 @@ class SessionBrowser:
     def _on_response(self, response: Response) -> None:
         if REFUSED_HEADER.lower() in response.headers:
             self._on_request_end(response.request)
+        from playwright.async_api import Error as PlaywrightError
+
         request = response.request
-        # A service worker's request has no frame: Playwright raises on asking for it.
-        if request.is_navigation_request() and request.frame is self.page.main_frame:
+        if not request.is_navigation_request():
+            return
+        try:
+            frame = request.frame
+        except PlaywrightError:
+            # A service worker's request, or a popup's first navigation, issued before its frame
+            # exists: Playwright raises on asking, which failed the call that was reading the page.
+            return
+        if frame is self.page.main_frame:
             self.document = (response.url, response.headers.get("content-type", ""))
 
     def _on_new_page(self, page: Page) -> None:
