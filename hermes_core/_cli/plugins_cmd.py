@@ -10,8 +10,10 @@ never raise for a broken plugin, even with ``HERMES_STRICT_PLUGINS``: they exist
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import click
@@ -47,21 +49,16 @@ def _load(
 
     config = load_config_in_effect(env)
     # The listing shows every plugin error itself: the host's log lines would repeat them.
-    host_log = logging.getLogger("hermes_core._host")
-    level = host_log.level
-    host_log.setLevel(logging.ERROR)
-    try:
-        with cli_host(config, env, strict=False) as host:
-            host.load_plugins()
-            problems = host.check_plugins()
-            # The hooks' warnings are hermes hooks list's.
-            hooks = set(host.hook_warnings)
-            records = host.plugins
-            warnings = [warning for warning in host.warnings if warning not in hooks]
-            registered = host.registrations.by_plugin()
-            overrides = list(tool_overrides(host.registry, records).values())
-    finally:
-        host_log.setLevel(level)
+    with _host_log_muted(), cli_host(config, env, strict=False) as host:
+        host.load_plugins()
+        problems = host.check_plugins()
+        # The hooks' warnings are hermes hooks list's.
+        hooks = set(host.hook_warnings)
+        records = host.plugins
+        warnings = [warning for warning in host.warnings if warning not in hooks]
+        registered = host.registrations.by_plugin()
+        overrides = list(tool_overrides(host.registry, records).values())
+
     unmatched = unmatched_names(
         "plugins",
         (config.plugins.enabled, config.plugins.disabled),
@@ -253,7 +250,6 @@ def _will_not_load(config: Config, env: Environment, name: str) -> str | None:
     command while the project gate is closed), the plugins are loaded as the next command loads
     them, so that a plugin raising on import or in its registration hooks is said now,
     by the command that enabled it, not by whichever command comes next."""
-    import logging
 
     from hermes_core._cli.host_runs import cli_host
     from hermes_core._config import config_held_back
@@ -267,13 +263,20 @@ def _will_not_load(config: Config, env: Environment, name: str) -> str | None:
     if config_held_back(env) is not None:
         return None  # no command reads the file (said above): nothing of it is loaded now
     # The other plugins' failures are not this command's news: the host's log lines are muted.
+    with _host_log_muted(), cli_host(config, env, strict=False) as host:
+        host.load_plugins()
+        record = unloaded_plugin(host.plugins, name)
+    return why_not_loaded(record) if record is not None else None
+
+
+@contextlib.contextmanager
+def _host_log_muted() -> Iterator[None]:
+    """The host's log lines below errors muted in the block (a command that says each plugin's
+    problem itself)."""
     host_log = logging.getLogger("hermes_core._host")
     level = host_log.level
     host_log.setLevel(logging.ERROR)
     try:
-        with cli_host(config, env, strict=False) as host:
-            host.load_plugins()
-            record = unloaded_plugin(host.plugins, name)
+        yield
     finally:
         host_log.setLevel(level)
-    return why_not_loaded(record) if record is not None else None
